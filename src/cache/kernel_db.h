@@ -1,0 +1,91 @@
+// KernelDb: one SQLite file of compiled kernels (the writable cache, or a read-only bundle).
+//
+// Thread-safe: calls on one KernelDb are serialised by its mutex; several processes may use
+// one file at once (WAL, busy timeout, publish with INSERT OR IGNORE).
+// A row whose cubin fails its SHA-256 check is reported once, deleted where writable, and
+// treated as a miss: a corrupt row is never returned.
+#pragma once
+
+#include <flashjit/status.h>
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace flashjit::cache {
+
+inline constexpr int kSchemaVersion = 1;
+
+struct CacheEntry {
+  std::string key, name, op, arch, spec, lib_version, template_hash, nvrtc_version, options;
+  std::vector<uint8_t> cubin;
+  std::string cubin_sha256;
+  int64_t cubin_size = 0;  // as stored; equals cubin.size() for a verified row
+  double compile_ms = 0;
+  int registers = -1, spill_bytes = -1, stack_bytes = -1, static_smem = -1;
+  std::string log;
+  int64_t created_at = 0, last_used = 0, use_count = 0;
+};
+
+struct VerifyReport {
+  int64_t rows = 0;
+  int64_t bad_rows = 0;  // cubin hash mismatch or metadata disagreeing with the blob
+  std::vector<std::string> bad_keys;
+  bool integrity_ok = true;  // PRAGMA integrity_check
+  std::string integrity_message;
+};
+
+class KernelDb {
+ public:
+  enum class Mode {
+    kReadWrite,  // creates the file and schema if missing
+    kReadOnly,   // fails if missing; never writes
+    kImmutable,  // read-only and assumed unchanging (bundles): no locks taken
+  };
+
+  // A garbage or truncated file opened kReadWrite is moved aside to "<path>.corrupt-<time>"
+  // with a warning and a fresh database is created. A schema newer than this library's is
+  // refused (kUnsupported) and left untouched.
+  static Result<std::unique_ptr<KernelDb>> Open(const std::string& path, Mode mode);
+  ~KernelDb();
+
+  const std::string& path() const { return path_; }
+  bool writable() const { return mode_ == Mode::kReadWrite; }
+
+  // The entry for `key` with a verified cubin, or nullopt.
+  Result<std::optional<CacheEntry>> Get(const std::string& key);
+  // Publishes `entry` (INSERT OR IGNORE: a row already there wins; both are the same kernel).
+  Status Put(const CacheEntry& entry);
+  // Bumps use_count and last_used; failures are ignored (best effort on read-only files).
+  void Touch(const std::string& key);
+  Status Delete(const std::string& key);
+  Status Clear();
+  // Every row without cubin and log, ordered by name.
+  Result<std::vector<CacheEntry>> List();
+  // Every row with its cubin (export).
+  Result<std::vector<CacheEntry>> ListFull(const std::string& arch_filter);
+  Result<VerifyReport> Verify(bool delete_bad);
+  // Deletes least-recently-used rows until the sum of cubin sizes is at most `max_bytes`.
+  Result<int64_t> GarbageCollect(int64_t max_bytes);
+
+  Result<std::map<std::string, std::string>> ReadMeta();
+  Status WriteMeta(const std::map<std::string, std::string>& meta);
+
+ private:
+  KernelDb(sqlite3* db, std::string path, Mode mode)
+      : db_(db), path_(std::move(path)), mode_(mode) {}
+  static Result<std::unique_ptr<KernelDb>> OpenOnce(const std::string& path, Mode mode);
+  Status InitSchema();
+
+  std::mutex mu_;
+  sqlite3* db_;
+  std::string path_;
+  Mode mode_;
+};
+
+}  // namespace flashjit::cache

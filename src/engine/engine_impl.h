@@ -1,0 +1,105 @@
+// Engine::Impl: the only place that knows a cache and a compiler exist.
+#pragma once
+
+#include <flashjit/engine.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <shared_mutex>
+#include <type_traits>
+#include <unordered_map>
+
+#include "src/cache/kernel_db.h"
+#include "src/runtime/kernel.h"
+
+namespace flashjit {
+
+// A fixed-size key for the launch path: an op's trivially-copyable typed spec plus the device.
+// Looking it up allocates nothing.
+struct FastKey {
+  static constexpr size_t kMaxBytes = 48;
+  uint32_t family = 0;
+  int32_t device = 0;
+  uint8_t bytes[kMaxBytes] = {};
+
+  template <class TypedSpec>
+  static FastKey Of(uint32_t family, int device, const TypedSpec& s) {
+    static_assert(std::has_unique_object_representations_v<TypedSpec>,
+                  "typed specs must have no padding: their bytes are the key");
+    static_assert(sizeof(TypedSpec) <= kMaxBytes, "typed spec too large for FastKey");
+    FastKey k;
+    k.family = family;
+    k.device = device;
+    std::memcpy(k.bytes, &s, sizeof(TypedSpec));
+    return k;
+  }
+  bool operator==(const FastKey& o) const {
+    return family == o.family && device == o.device && !std::memcmp(bytes, o.bytes, kMaxBytes);
+  }
+};
+
+struct FastKeyHash {
+  size_t operator()(const FastKey& k) const;
+};
+
+class Engine::Impl {
+ public:
+  static Result<std::unique_ptr<Impl>> Create(const EngineOptions& options);
+
+  const EngineConfig& config() const { return config_; }
+  EngineStats stats() const;
+
+  Result<std::string> ResolveArch(const std::string& arch, int device) const;
+  Result<std::string> Key(const VariantSpec& spec, const std::string& arch) const;
+  Result<KernelInfo> Build(const VariantSpec& spec, const std::string& arch);
+  // The loaded kernel for `spec` on `device`; the pointer lives as long as the engine.
+  Result<const runtime::Kernel*> GetKernel(const VariantSpec& spec, int device);
+
+  // The writable (or read-only fallback) cache; NotFound when the engine has none.
+  Result<cache::KernelDb*> WritableDb() const;
+
+  // Launch-path lookup; nullptr on a miss.
+  const runtime::Kernel* LookupFast(const FastKey& key) const;
+  void RememberFast(const FastKey& key, const runtime::Kernel* kernel);
+
+ private:
+  // A cubin from cache or bundles, else compiled (once per key in this process).
+  Result<cache::CacheEntry> Fetch(const VariantSpec& spec, const std::string& arch,
+                                  const std::string& key, KernelInfo* info);
+  Result<cache::CacheEntry> CompileAndPublish(const VariantSpec& spec, const std::string& arch,
+                                              const std::string& key);
+
+  EngineConfig config_;
+  std::unique_ptr<cache::KernelDb> db_;  // may be null
+  std::vector<std::unique_ptr<cache::KernelDb>> bundles_;
+
+  mutable std::mutex mu_;  // guards everything below except fast_
+  std::condition_variable cv_;
+  std::set<std::string> in_flight_;  // keys being fetched or compiled by some thread
+  // Compiled binaries that could not be (or need not be) stored: read-only or no cache.
+  std::map<std::string, cache::CacheEntry> memory_entries_;
+  std::map<std::pair<std::string, int>, std::unique_ptr<runtime::Kernel>> loaded_;
+  EngineStats stats_;
+
+  mutable std::shared_mutex fast_mu_;
+  std::unordered_map<FastKey, const runtime::Kernel*, FastKeyHash> fast_;
+};
+
+// Launch-path helper for ops: typed spec -> loaded kernel, allocating nothing on a hit.
+// TypedSpec provides `static constexpr uint32_t kFamilyId` and `Result<VariantSpec> ToVariant()`.
+template <class TypedSpec>
+Result<const runtime::Kernel*> KernelFor(Engine& engine, const TypedSpec& spec, int device) {
+  const FastKey key = FastKey::Of(TypedSpec::kFamilyId, device, spec);
+  Engine::Impl& impl = engine.impl();
+  if (const runtime::Kernel* hit = impl.LookupFast(key)) return hit;
+  FLASHJIT_ASSIGN_OR_RETURN(VariantSpec variant, spec.ToVariant());
+  FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, impl.GetKernel(variant, device));
+  impl.RememberFast(key, kernel);
+  return kernel;
+}
+
+}  // namespace flashjit

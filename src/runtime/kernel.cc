@@ -1,0 +1,77 @@
+#include "src/runtime/kernel.h"
+
+#include <fmt/format.h>
+
+#include "src/runtime/driver.h"
+
+namespace flashjit::runtime {
+
+Result<std::unique_ptr<Kernel>> Kernel::Load(const std::vector<uint8_t>& cubin,
+                                             const std::vector<std::string>& symbols, int device,
+                                             std::string name) {
+  FLASHJIT_ASSIGN_OR_RETURN(const DriverApi* d, Driver());
+  FLASHJIT_ASSIGN_OR_RETURN(CUcontext ctx, PrimaryContext(device));
+  CUcontext previous = nullptr;
+  d->cuCtxGetCurrent(&previous);
+  if (previous != ctx) FLASHJIT_CU(d, cuCtxSetCurrent(ctx), "cuCtxSetCurrent");
+  auto k = std::unique_ptr<Kernel>(new Kernel());
+  k->context_ = ctx;
+  k->device_ = device;
+  k->name_ = std::move(name);
+  CUresult rc = d->cuModuleLoadData(&k->module_, cubin.data());
+  Status status;
+  if (rc != CUDA_SUCCESS) {
+    status = CudaStatus(rc, fmt::format("cuModuleLoadData({})", k->name_));
+  } else {
+    for (const std::string& sym : symbols) {
+      CUfunction f = nullptr;
+      rc = d->cuModuleGetFunction(&f, k->module_, sym.c_str());
+      if (rc != CUDA_SUCCESS) {
+        status = CudaStatus(rc, fmt::format("cuModuleGetFunction({}, {})", k->name_, sym));
+        break;
+      }
+      k->functions_.push_back(f);
+    }
+  }
+  if (previous != ctx && previous) d->cuCtxSetCurrent(previous);
+  if (!status.ok()) return status;
+  k->smem_limit_ = std::make_unique<std::atomic<int>[]>(symbols.size());
+  for (size_t i = 0; i < symbols.size(); ++i) k->smem_limit_[i] = 48 * 1024;
+  return k;
+}
+
+Kernel::~Kernel() {
+  auto d = Driver();
+  if (!d.ok() || !module_) return;
+  CUcontext previous = nullptr;
+  (*d)->cuCtxGetCurrent(&previous);
+  if (previous != context_) (*d)->cuCtxSetCurrent(context_);
+  (*d)->cuModuleUnload(module_);
+  if (previous != context_) (*d)->cuCtxSetCurrent(previous);
+}
+
+Status Kernel::Launch(int entry, const LaunchConfig& cfg, const void* params,
+                      CUstream stream) const {
+  // Driver() is a static local after the first call: a load and a branch.
+  auto d = Driver();
+  if (!d.ok()) return d.status();
+  const DriverApi* api = *d;
+  CUcontext current = nullptr;
+  api->cuCtxGetCurrent(&current);
+  if (current != context_) FLASHJIT_CU(api, cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+  CUfunction f = functions_[entry];
+  if (static_cast<int>(cfg.dynamic_smem) > smem_limit_[entry].load(std::memory_order_relaxed)) {
+    FLASHJIT_CU(api,
+                cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   static_cast<int>(cfg.dynamic_smem)),
+                "cuFuncSetAttribute(max dynamic shared memory) for " + name_);
+    smem_limit_[entry].store(static_cast<int>(cfg.dynamic_smem), std::memory_order_relaxed);
+  }
+  void* args[] = {const_cast<void*>(params)};
+  CUresult rc = api->cuLaunchKernel(f, cfg.grid_x, cfg.grid_y, cfg.grid_z, cfg.block_x, cfg.block_y,
+                                    cfg.block_z, cfg.dynamic_smem, stream, args, nullptr);
+  if (rc != CUDA_SUCCESS) return CudaStatus(rc, "cuLaunchKernel(" + name_ + ")");
+  return Status::Ok();
+}
+
+}  // namespace flashjit::runtime

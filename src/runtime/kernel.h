@@ -1,0 +1,53 @@
+// Kernel: one loaded module (RAII) and its entry points on one device.
+//
+// Launch() is the hot path: it allocates nothing, takes no lock and touches no database.
+#pragma once
+
+#include <cuda.h>
+#include <flashjit/status.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace flashjit::runtime {
+
+struct LaunchConfig {
+  uint32_t grid_x = 1, grid_y = 1, grid_z = 1;
+  uint32_t block_x = 1, block_y = 1, block_z = 1;
+  uint32_t dynamic_smem = 0;
+};
+
+class Kernel {
+ public:
+  // Loads `cubin` into the primary context of `device` and resolves `symbols` (in entry order).
+  static Result<std::unique_ptr<Kernel>> Load(const std::vector<uint8_t>& cubin,
+                                              const std::vector<std::string>& symbols, int device,
+                                              std::string name);
+  ~Kernel();
+  Kernel(const Kernel&) = delete;
+  Kernel& operator=(const Kernel&) = delete;
+
+  int device() const { return device_; }
+  const std::string& name() const { return name_; }
+  int num_entries() const { return static_cast<int>(functions_.size()); }
+  CUfunction function(int entry) const { return functions_[entry]; }
+
+  // Launches entry `entry` on `stream` (a CUstream of this device's primary context, or null).
+  // REQUIRES: `params` points to the entry's Params struct, entry < num_entries().
+  Status Launch(int entry, const LaunchConfig& cfg, const void* params, CUstream stream) const;
+
+ private:
+  Kernel() = default;
+  CUmodule module_ = nullptr;
+  CUcontext context_ = nullptr;
+  int device_ = 0;
+  std::string name_;
+  std::vector<CUfunction> functions_;
+  // Dynamic shared memory each function is currently allowed (raised on first need).
+  std::unique_ptr<std::atomic<int>[]> smem_limit_;
+};
+
+}  // namespace flashjit::runtime
