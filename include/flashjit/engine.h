@@ -37,6 +37,11 @@ struct FLASHJIT_API EngineOptions {
   bool always_compile = false;
   // Write each rendered source and compile log here ($FLASHJIT_DUMP_DIR).
   std::string dump_dir;
+  // Dry run ($FLASHJIT_DRY_RUN=1): ops validate, choose and build (compile or fetch) their
+  // kernels but never load or launch them, and touch no device memory. With `arch` set this
+  // needs no GPU: run a server's or a test suite's warm-up path on a build machine to prewarm
+  // the cache with exactly the variants it uses.
+  bool dry_run = false;
   // Let the FLASHJIT_* environment fill options left at their defaults.
   bool read_environment = true;
 };
@@ -52,7 +57,7 @@ struct FLASHJIT_API EngineConfig {
   std::string cache_warning;  // why the cache is read-only or in-memory, if it is
   std::vector<std::string> bundles;
   std::string arch;  // empty: each device's own
-  bool disable_jit = false, always_compile = false;
+  bool disable_jit = false, always_compile = false, dry_run = false;
   std::string dump_dir;
 };
 

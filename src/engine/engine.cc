@@ -76,6 +76,7 @@ Result<std::unique_ptr<Engine::Impl>> Engine::Impl::Create(const EngineOptions& 
     if (o.dump_dir.empty()) o.dump_dir = Env("FLASHJIT_DUMP_DIR");
     o.disable_jit = o.disable_jit || EnvFlag("FLASHJIT_DISABLE_JIT");
     o.always_compile = o.always_compile || EnvFlag("FLASHJIT_ALWAYS_COMPILE");
+    o.dry_run = o.dry_run || EnvFlag("FLASHJIT_DRY_RUN");
     for (const std::string& b : SplitPaths(Env("FLASHJIT_BUNDLES"))) o.bundles.push_back(b);
   }
   if (!o.arch.empty())
@@ -89,6 +90,11 @@ Result<std::unique_ptr<Engine::Impl>> Engine::Impl::Create(const EngineOptions& 
   c.arch = o.arch;
   c.disable_jit = o.disable_jit;
   c.always_compile = o.always_compile;
+  c.dry_run = o.dry_run;
+  if (o.dry_run && o.arch.empty())
+    return Status::InvalidArgument(
+        "engine option 'dry_run' needs 'arch' (or FLASHJIT_ARCH), e.g. sm_90a: a dry run loads "
+        "nothing onto a device, so the target cannot be read from one");
   c.dump_dir = o.dump_dir;
   if (auto inc = compile::FindCudaIncludeDir(o.cuda_include_dir); inc.ok())
     c.cuda_include_dir = *inc;
@@ -314,7 +320,11 @@ Result<const runtime::Kernel*> Engine::Impl::GetKernel(const VariantSpec& spec, 
     const spec::OpFamily* family = spec::FindFamily(spec.op());
     std::vector<std::string> symbols;
     for (const spec::Entry& e : family->entries) symbols.push_back(e.symbol);
-    kernel = runtime::Kernel::Load(entry->cubin, symbols, device, spec.name());
+    if (config_.dry_run) {
+      kernel = runtime::Kernel::Unloaded(symbols.size(), device, spec.name());
+    } else {
+      kernel = runtime::Kernel::Load(entry->cubin, symbols, device, spec.name());
+    }
   }
   lock.lock();
   in_flight_.erase(key);

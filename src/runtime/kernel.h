@@ -26,7 +26,11 @@ class Kernel {
   static Result<std::unique_ptr<Kernel>> Load(const std::vector<uint8_t>& cubin,
                                               const std::vector<std::string>& symbols, int device,
                                               std::string name);
+  // A kernel that was built but not loaded (engine dry run): Launch() does nothing.
+  static std::unique_ptr<Kernel> Unloaded(size_t entries, int device, std::string name);
   ~Kernel();
+
+  bool loaded() const { return module_ != nullptr; }
   Kernel(const Kernel&) = delete;
   Kernel& operator=(const Kernel&) = delete;
 
