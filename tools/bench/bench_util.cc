@@ -1,0 +1,118 @@
+#include "tools/bench/bench_util.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+
+#include "src/runtime/driver.h"
+
+namespace flashjit::bench {
+namespace {
+
+bool g_dry = false;
+std::vector<void*> g_allocs;
+
+const runtime::DriverApi& Api() {
+  auto d = runtime::Driver();
+  if (!d.ok()) throw std::runtime_error(d.status().ToString());
+  runtime::PrimaryContext(0);
+  return **d;
+}
+
+}  // namespace
+
+bool DryRun() { return g_dry; }
+
+Engine& Setup(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--dry-run")) g_dry = true;
+  if (const char* v = std::getenv("FLASHJIT_DRY_RUN"); v && !std::strcmp(v, "1")) g_dry = true;
+  if (g_dry) {
+    setenv("FLASHJIT_DRY_RUN", "1", 1);
+    if (!std::getenv("FLASHJIT_ARCH")) setenv("FLASHJIT_ARCH", "sm_90a", 1);
+  }
+  static std::shared_ptr<Engine> engine = [] {
+    auto e = Engine::Create();
+    if (!e.ok()) throw std::runtime_error(e.status().ToString());
+    return *e;
+  }();
+  return *engine;
+}
+
+double MedianMicros(const std::function<void(int)>& fn, int iters, int warmup) {
+  if (g_dry) {
+    fn(0);
+    return 0;
+  }
+  const auto& d = Api();
+  for (int i = 0; i < warmup; ++i) fn(i);
+  CUevent start, stop;
+  d.cuEventCreate(&start, CU_EVENT_DEFAULT);
+  d.cuEventCreate(&stop, CU_EVENT_DEFAULT);
+  std::vector<float> times;
+  for (int i = 0; i < iters; ++i) {
+    d.cuEventRecord(start, nullptr);
+    fn(i);
+    d.cuEventRecord(stop, nullptr);
+    d.cuEventSynchronize(stop);
+    float ms = 0;
+    d.cuEventElapsedTime(&ms, start, stop);
+    times.push_back(ms);
+  }
+  d.cuEventDestroy(start);
+  d.cuEventDestroy(stop);
+  if (CUresult rc = d.cuCtxSynchronize(); rc != CUDA_SUCCESS)
+    throw std::runtime_error(runtime::CudaStatus(rc, "benchmark kernels").ToString());
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2] * 1000.0;
+}
+
+void Report(const std::string& bench, const std::string& shape, double micros, double bytes,
+            double flops, const std::string& note) {
+  if (g_dry) return;
+  const double tbs = micros > 0 ? bytes / (micros * 1e-6) / 1e12 : 0;
+  const double tflops = micros > 0 ? flops / (micros * 1e-6) / 1e12 : 0;
+  std::string line = fmt::format("{}\t{}\t{:.2f}\t{:.3f}\t{:.1f}\t{}", bench, shape, micros, tbs,
+                                 tflops, note);
+  fmt::print("{:<22} {:<40} {:>9.2f} us {:>6.3f} TB/s {:>7.1f} TFLOP/s  {}\n", bench, shape,
+             micros, tbs, tflops, note);
+  if (const char* out = std::getenv("OUT")) std::ofstream(std::string(out) + "/" + bench + ".tsv", std::ios::app) << line << "\n";
+}
+
+void* DeviceAlloc(size_t bytes) {
+  if (g_dry) {
+    void* p = std::aligned_alloc(256, (bytes + 255) / 256 * 256);
+    g_allocs.push_back(p);
+    return p;
+  }
+  CUdeviceptr p;
+  if (CUresult rc = Api().cuMemAlloc(&p, bytes); rc != CUDA_SUCCESS)
+    throw std::runtime_error(runtime::CudaStatus(rc, "cuMemAlloc").ToString());
+  return reinterpret_cast<void*>(p);
+}
+
+void DeviceFillRandom16(void* p, size_t count, float stddev) {
+  if (g_dry) return;
+  // Random bf16-style bit patterns with a bounded exponent: finite for fp16 and bf16 alike.
+  std::mt19937 rng(1234);
+  std::normal_distribution<float> nd(0.f, stddev);
+  std::vector<uint16_t> host(std::min<size_t>(count, 1 << 22));
+  for (auto& h : host) {
+    float f = nd(rng);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    h = static_cast<uint16_t>(u >> 16);  // bf16 truncation; as fp16 these are small finite values
+    if ((h & 0x7c00) == 0x7c00) h &= 0x83ff;
+  }
+  for (size_t off = 0; off < count; off += host.size()) {
+    size_t n = std::min(host.size(), count - off);
+    Api().cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(p) + off * 2, host.data(), n * 2);
+  }
+}
+
+}  // namespace flashjit::bench

@@ -1,0 +1,31 @@
+// Benchmark helpers: device-event timing (median of many runs, with rotation over several
+// input sets so that repeated runs do not measure the L2), and a common command line.
+//
+// `--dry-run` (or FLASHJIT_DRY_RUN=1 with FLASHJIT_ARCH): build every kernel a benchmark uses
+// into the cache and time nothing, so that the GPU run compiles nothing.
+#pragma once
+
+#include <flashjit/engine.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace flashjit::bench {
+
+// Parses --dry-run, sets up the environment and returns the engine.
+Engine& Setup(int argc, char** argv);
+bool DryRun();
+
+// Median time in microseconds of `fn(i)` (i = iteration, for rotating inputs), timed with CUDA
+// events around each call after `warmup` calls. In dry run, calls fn(0) once and returns 0.
+double MedianMicros(const std::function<void(int)>& fn, int iters = 50, int warmup = 5);
+
+// One line of the result table, also appended to $OUT/<bench>.tsv when OUT is set.
+void Report(const std::string& bench, const std::string& shape, double micros, double bytes,
+            double flops = 0, const std::string& note = "");
+
+void* DeviceAlloc(size_t bytes);  // random-filled device memory (never zeros); freed at exit
+void DeviceFillRandom16(void* p, size_t count, float stddev);  // fp16/bf16-safe random bits
+
+}  // namespace flashjit::bench
