@@ -1,0 +1,125 @@
+// Sampling ops over rows of a vocabulary, sorting-free. Names and arguments follow FlashInfer's
+// Python `flashinfer.sampling` so that a Python layer maps one to one. All ops run on the
+// caller's stream, allocate nothing, and return before the kernel finishes; a bad argument
+// returns InvalidArgument before anything is launched or written.
+//
+// Shapes: probs [rows, vocab] fp32; logits [rows, vocab] fp32, fp16 or bf16 (rows may be
+// strided, unit inner stride). `indices` (optional, int32 or int64 [batch]) maps output row r to
+// input row indices[r]; without it batch = rows. Samples are int32 [batch].
+//
+// Filters keep every token whose weight is >= a threshold, so ties at the boundary are all
+// kept (top-k can keep more than k tokens when the k-th weight is tied):
+//   top-k:  the threshold is the k-th largest weight.
+//   top-p:  the largest threshold whose kept mass is >= top_p * row mass (probs need not sum
+//           to 1; the row's own mass is the total).
+//   min-p:  min_p * the largest weight.
+// k, p and min_p are a scalar, or a per-row tensor ([batch], int32 / fp32) when its data is
+// set; per-row values are clamped on the device (k into [1, vocab], p into (0, 1], min_p into
+// [0, 1]).
+//
+// Randomness: Philox4x32-10 keyed by seed, counter (offset, output row, draw). The same
+// seed/offset gives the same tokens. seed_device / offset_device (uint64 in device memory),
+// when set, are read by the kernel, so a captured CUDA graph replays with new values.
+//
+// Bad numbers: a NaN, infinite or negative probability (NaN or +inf logit) has weight 0 and
+// marks the row invalid; a row with no mass left, or an out-of-range index, is invalid and
+// samples token 0. `valid` (optional, uint8/bool [batch]) receives 1 for valid rows. Token ids
+// are always in [0, vocab).
+#pragma once
+
+#include <flashjit/engine.h>
+#include <flashjit/export.h>
+#include <flashjit/status.h>
+#include <flashjit/tensor.h>
+
+#include <cstdint>
+
+namespace flashjit {
+
+struct FLASHJIT_API SamplingRng {
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+  const void* seed_device = nullptr;    // uint64 on the input's device, overrides seed
+  const void* offset_device = nullptr;  // uint64 on the input's device, overrides offset
+};
+
+struct FLASHJIT_API SamplingOptions {
+  TensorView indices;  // optional: data == nullptr means none
+  TensorView valid;    // optional output
+  SamplingRng rng;
+  void* stream = nullptr;
+};
+
+// How top-k and top-p combine (FlashInfer's filter_apply_order).
+enum class FilterApplyOrder : uint8_t {
+  kTopKFirst = 0,  // top-k, renormalise, then top-p over what top-k kept
+  kJoint = 1,      // both on the original distribution: the intersection
+};
+
+// out = softmax(logits / temperature), fp32 [batch, vocab]. temperature_arr: optional [batch].
+FLASHJIT_API Status Softmax(Engine& engine, const TensorView& logits, const TensorView& out,
+                            float temperature = 1.f, const TensorView& temperature_arr = {},
+                            void* stream = nullptr);
+
+FLASHJIT_API Status SamplingFromProbs(Engine& engine, const TensorView& probs,
+                                      const TensorView& samples,
+                                      const SamplingOptions& options = {});
+// Samples from softmax(logits) (temperature 1).
+FLASHJIT_API Status SamplingFromLogits(Engine& engine, const TensorView& logits,
+                                       const TensorView& samples,
+                                       const SamplingOptions& options = {});
+// REQUIRES: 1 <= top_k <= vocab (when top_k_arr is empty).
+FLASHJIT_API Status TopKSamplingFromProbs(Engine& engine, const TensorView& probs,
+                                          const TensorView& samples, int top_k,
+                                          const TensorView& top_k_arr = {},
+                                          const SamplingOptions& options = {});
+// REQUIRES: 0 < top_p <= 1 (when top_p_arr is empty).
+FLASHJIT_API Status TopPSamplingFromProbs(Engine& engine, const TensorView& probs,
+                                          const TensorView& samples, float top_p,
+                                          const TensorView& top_p_arr = {},
+                                          const SamplingOptions& options = {});
+// REQUIRES: 0 <= min_p <= 1 (when min_p_arr is empty).
+FLASHJIT_API Status MinPSamplingFromProbs(Engine& engine, const TensorView& probs,
+                                          const TensorView& samples, float min_p,
+                                          const TensorView& min_p_arr = {},
+                                          const SamplingOptions& options = {});
+FLASHJIT_API Status TopKTopPSamplingFromProbs(Engine& engine, const TensorView& probs,
+                                              const TensorView& samples, int top_k,
+                                              const TensorView& top_k_arr, float top_p,
+                                              const TensorView& top_p_arr,
+                                              FilterApplyOrder order = FilterApplyOrder::kTopKFirst,
+                                              const SamplingOptions& options = {});
+// Softmax (temperature 1) of the logits, then as TopKTopPSamplingFromProbs.
+FLASHJIT_API Status TopKTopPSamplingFromLogits(
+    Engine& engine, const TensorView& logits, const TensorView& samples, int top_k,
+    const TensorView& top_k_arr, float top_p, const TensorView& top_p_arr,
+    FilterApplyOrder order = FilterApplyOrder::kTopKFirst, const SamplingOptions& options = {});
+
+// out [batch, vocab] fp32 = probs kept by the filter / their mass, 0 elsewhere (all 0 for a
+// row with no mass). `out` may alias `probs` exactly (without indices).
+FLASHJIT_API Status TopKRenormProbs(Engine& engine, const TensorView& probs, const TensorView& out,
+                                    int top_k, const TensorView& top_k_arr = {},
+                                    void* stream = nullptr);
+FLASHJIT_API Status TopPRenormProbs(Engine& engine, const TensorView& probs, const TensorView& out,
+                                    float top_p, const TensorView& top_p_arr = {},
+                                    void* stream = nullptr);
+// out [batch, vocab] (logits' dtype) = logits for the k largest (ties kept), -inf elsewhere;
+// NaN logits become -inf.
+FLASHJIT_API Status TopKMaskLogits(Engine& engine, const TensorView& logits, const TensorView& out,
+                                   int top_k, const TensorView& top_k_arr = {},
+                                   void* stream = nullptr);
+
+// draft_probs fp32 [batch, n, vocab], draft_token_ids int32 [batch, n], target_probs fp32
+// [batch, n + 1, vocab], all contiguous. Writes output_token_ids int32 [batch, n + 1]: the
+// accepted drafts, then the replacement (or bonus) token, then -1. When given (int32 [batch]),
+// accepted_token_num += drafts that would be accepted each on its own, and
+// emitted_draft_token_num += drafts emitted (FlashInfer's in-place accumulation).
+FLASHJIT_API Status ChainSpeculativeSampling(Engine& engine, const TensorView& draft_probs,
+                                             const TensorView& draft_token_ids,
+                                             const TensorView& target_probs,
+                                             const TensorView& output_token_ids,
+                                             const TensorView& accepted_token_num = {},
+                                             const TensorView& emitted_draft_token_num = {},
+                                             const SamplingRng& rng = {}, void* stream = nullptr);
+
+}  // namespace flashjit

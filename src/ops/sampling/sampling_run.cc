@@ -1,0 +1,141 @@
+// RunSampling: validate every tensor and knob, choose the variant, launch one block per row.
+#include "src/ops/sampling/sampling_run.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "sampling/sampling_params.cuh"
+#include "src/engine/engine_impl.h"
+
+namespace flashjit::ops {
+namespace {
+
+bool Given(const TensorView& t) { return t.data != nullptr; }
+
+// An optional per-row tensor: [batch], `dtype`, contiguous, on the input's device.
+Status CheckPerRow(const TensorView& t, std::string_view name, DType dtype, int64_t batch,
+                   const TensorView& in) {
+  if (!Given(t)) return Status::Ok();
+  FLASHJIT_RETURN_IF_ERROR(CheckTensor(t, name, 1, {dtype}));
+  FLASHJIT_RETURN_IF_ERROR(CheckDim(t, name, 0, batch, "the batch size"));
+  FLASHJIT_RETURN_IF_ERROR(CheckContiguous(t, name));
+  return CheckSameDevice(t, name, in, "the input");
+}
+
+Status CheckKnobs(const SamplingRequest& r, int64_t vocab) {
+  const SamplingFilter f = r.filter;
+  const bool uses_k =
+      f == SamplingFilter::kTopK || f == SamplingFilter::kJoint || f == SamplingFilter::kTopKFirst;
+  const bool uses_p =
+      f == SamplingFilter::kTopP || f == SamplingFilter::kJoint || f == SamplingFilter::kTopKFirst;
+  if (uses_k && !Given(r.top_k_arr) && (r.top_k < 1 || r.top_k > vocab))
+    return Status::InvalidArgument(
+        fmt::format("top_k: {} is outside [1, vocab = {}]", r.top_k, vocab));
+  if (uses_p && !Given(r.top_p_arr) && !(r.top_p > 0.f && r.top_p <= 1.f))
+    return Status::InvalidArgument(fmt::format("top_p: {} is outside (0, 1]", r.top_p));
+  if (f == SamplingFilter::kMinP && !Given(r.min_p_arr) && !(r.min_p >= 0.f && r.min_p <= 1.f))
+    return Status::InvalidArgument(fmt::format("min_p: {} is outside [0, 1]", r.min_p));
+  if (!Given(r.temperature_arr) && !(std::isfinite(r.temperature) && r.temperature > 0.f))
+    return Status::InvalidArgument(
+        fmt::format("temperature: {}; it must be finite and > 0", r.temperature));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status RunSampling(Engine& engine, const SamplingRequest& r) {
+  const TensorView& in = r.in;
+  const std::string_view in_name = r.input_name;
+  if (r.input == SamplingInput::kProbs) {
+    FLASHJIT_RETURN_IF_ERROR(CheckTensor(in, in_name, 2, {DType::kF32}));
+  } else {
+    FLASHJIT_RETURN_IF_ERROR(CheckTensor(in, in_name, 2, {DType::kF32, DType::kF16, DType::kBF16}));
+  }
+  FLASHJIT_RETURN_IF_ERROR(CheckInnerContiguous(in, in_name));
+  const int64_t rows = in.shape[0], vocab = in.shape[1];
+  const SamplingOptions& o = r.options;
+  int64_t batch = rows;
+  if (Given(o.indices)) {
+    FLASHJIT_RETURN_IF_ERROR(CheckTensor(o.indices, "indices", 1, {DType::kI32, DType::kI64}));
+    FLASHJIT_RETURN_IF_ERROR(CheckContiguous(o.indices, "indices"));
+    FLASHJIT_RETURN_IF_ERROR(CheckSameDevice(o.indices, "indices", in, in_name));
+    batch = o.indices.shape[0];
+    if (batch > 0 && rows == 0)
+      return Status::InvalidArgument(fmt::format("{}: 0 rows for {} indices", in_name, batch));
+  }
+  if (r.output == SamplingOutput::kSample) {
+    FLASHJIT_RETURN_IF_ERROR(CheckTensor(r.out, "samples", 1, {DType::kI32}));
+    FLASHJIT_RETURN_IF_ERROR(CheckDim(r.out, "samples", 0, batch, "the batch size"));
+    FLASHJIT_RETURN_IF_ERROR(CheckContiguous(r.out, "samples"));
+  } else {
+    const DType out_dtype = r.output == SamplingOutput::kProbs ? DType::kF32 : in.dtype;
+    FLASHJIT_RETURN_IF_ERROR(CheckTensor(r.out, "out", 2, {out_dtype}));
+    FLASHJIT_RETURN_IF_ERROR(CheckDim(r.out, "out", 0, batch, "the batch size"));
+    FLASHJIT_RETURN_IF_ERROR(CheckDim(r.out, "out", 1, vocab, "the vocabulary size"));
+    FLASHJIT_RETURN_IF_ERROR(CheckInnerContiguous(r.out, "out"));
+  }
+  FLASHJIT_RETURN_IF_ERROR(CheckSameDevice(r.out, "out", in, in_name));
+  if (Given(o.valid)) {
+    FLASHJIT_RETURN_IF_ERROR(CheckTensor(o.valid, "valid", 1, {DType::kU8, DType::kBool}));
+    FLASHJIT_RETURN_IF_ERROR(CheckDim(o.valid, "valid", 0, batch, "the batch size"));
+    FLASHJIT_RETURN_IF_ERROR(CheckContiguous(o.valid, "valid"));
+    FLASHJIT_RETURN_IF_ERROR(CheckSameDevice(o.valid, "valid", in, in_name));
+  }
+  FLASHJIT_RETURN_IF_ERROR(CheckPerRow(r.top_k_arr, "top_k_arr", DType::kI32, batch, in));
+  FLASHJIT_RETURN_IF_ERROR(CheckPerRow(r.top_p_arr, "top_p_arr", DType::kF32, batch, in));
+  FLASHJIT_RETURN_IF_ERROR(CheckPerRow(r.min_p_arr, "min_p_arr", DType::kF32, batch, in));
+  FLASHJIT_RETURN_IF_ERROR(
+      CheckPerRow(r.temperature_arr, "temperature_arr", DType::kF32, batch, in));
+  if (vocab < 1 && batch > 0)
+    return Status::InvalidArgument(fmt::format("{}: vocabulary size 0", in_name));
+  if (vocab > 0x7fffffff || batch > 0x7fffffff)
+    return Status::InvalidArgument(fmt::format(
+        "{}: {} rows of {} tokens; at most 2^31-1 of each supported", in_name, batch, vocab));
+  FLASHJIT_RETURN_IF_ERROR(CheckKnobs(r, vocab));
+  if (batch == 0) return Status::Ok();
+
+  int vec = VectorWidth(DTypeBytes(in.dtype), vocab, {in.data}, {in.strides[0]});
+  if (r.output != SamplingOutput::kSample)
+    vec = std::min(vec,
+                   VectorWidth(DTypeBytes(r.out.dtype), vocab, {r.out.data}, {r.out.strides[0]}));
+  vec = std::min(vec, 4);
+  SamplingSpec spec;
+  spec.dtype = in.dtype;
+  spec.input = r.input;
+  spec.filter = r.filter;
+  spec.output = r.output;
+  spec.vec = static_cast<uint8_t>(vec);
+  spec.threads = static_cast<uint16_t>(ChooseSamplingThreads(vocab, vec, batch));
+  FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
+
+  sampling::SamplingParams p{};
+  p.input = in.data;
+  p.indices = Given(o.indices) ? o.indices.data : nullptr;
+  p.index_bytes = Given(o.indices) ? DTypeBytes(o.indices.dtype) : 4;
+  p.out = r.out.data;
+  p.valid = static_cast<uint8_t*>(o.valid.data);
+  p.top_k_arr = static_cast<const int32_t*>(r.top_k_arr.data);
+  p.top_p_arr = static_cast<const float*>(r.top_p_arr.data);
+  p.min_p_arr = static_cast<const float*>(r.min_p_arr.data);
+  p.temperature_arr = static_cast<const float*>(r.temperature_arr.data);
+  p.seed_ptr = static_cast<const uint64_t*>(o.rng.seed_device);
+  p.offset_ptr = static_cast<const uint64_t*>(o.rng.offset_device);
+  p.batch = batch;
+  p.vocab = vocab;
+  p.rows_in = rows;
+  p.in_stride = in.strides[0];
+  p.out_stride = r.output == SamplingOutput::kSample ? 0 : r.out.strides[0];
+  p.seed = o.rng.seed;
+  p.offset = o.rng.offset;
+  p.top_k = r.top_k;
+  p.top_p = r.top_p;
+  p.min_p = r.min_p;
+  p.temperature = r.temperature;
+  runtime::LaunchConfig cfg;
+  cfg.grid_x = static_cast<uint32_t>(batch);
+  cfg.block_x = spec.threads;
+  return kernel->Launch(0, cfg, &p, static_cast<CUstream>(o.stream));
+}
+
+}  // namespace flashjit::ops

@@ -1,0 +1,50 @@
+// The typed specs of the sampling families and the choice of variant for a shape.
+#pragma once
+
+#include <flashjit/spec.h>
+#include <flashjit/tensor.h>
+
+#include <cstdint>
+
+#include "src/ops/common/check.h"
+
+namespace flashjit::ops {
+
+// Values of the variant fields, as the kernel's enums (templates/sampling/sampling.cuh).
+enum class SamplingInput : uint8_t { kProbs = 0, kLogits = 1 };
+enum class SamplingFilter : uint8_t {
+  kNone = 0,
+  kTopK = 1,
+  kTopP = 2,
+  kMinP = 3,
+  kJoint = 4,
+  kTopKFirst = 5
+};
+enum class SamplingOutput : uint8_t { kSample = 0, kProbs = 1, kMaskLogits = 2 };
+
+struct SamplingSpec {
+  static constexpr uint32_t kFamilyId = FamilyId("sampling");
+  DType dtype = DType::kF32;  // input element
+  SamplingInput input = SamplingInput::kProbs;
+  SamplingFilter filter = SamplingFilter::kNone;
+  SamplingOutput output = SamplingOutput::kSample;
+  uint16_t threads = 1024;
+  uint8_t vec = 4;
+  uint8_t pad_ = 0;
+
+  Result<VariantSpec> ToVariant() const;
+};
+
+struct SpeculativeSpec {
+  static constexpr uint32_t kFamilyId = FamilyId("chain_speculative");
+  uint16_t threads = 1024;
+  uint8_t vec = 4;
+  uint8_t pad_ = 0;
+
+  Result<VariantSpec> ToVariant() const;
+};
+
+// Threads per block for rows of `vocab` elements read `vec` at a time, `batch` rows.
+int ChooseSamplingThreads(int64_t vocab, int vec, int64_t batch);
+
+}  // namespace flashjit::ops

@@ -1,0 +1,168 @@
+// Threshold search without sorting: a most-significant-digit radix select over 32-bit keys in
+// three passes (digits of 11, 11 and 10 bits), each a histogram in shared memory.
+//
+// Count mode (top-k): the largest key T with count(key >= T) >= k.
+// Mass mode (top-p):  the largest key T with mass(key >= T) >= p * mass(all counted).
+// The filter keeps every element with key >= T, so ties at the boundary are all kept.
+//
+// Masses are exact: inside one first-digit bin every weight has the same exponent, so a bin's
+// mass is an integer sum of 24-bit significands (uint64) times one power of two. Integer
+// atomics make the histogram, and so the threshold, deterministic.
+//
+// A pass ends the search early when the selected bin is kept whole (its elements are all >= T),
+// e.g. a single element: peaked rows usually stop after one pass.
+#pragma once
+
+#include "sampling/block.cuh"
+#include "sampling/row_source.cuh"
+
+namespace flashjit::sampling {
+
+constexpr int kRadixBins = 2048;
+
+struct RadixHistogram {
+  uint32_t count[kRadixBins];
+  unsigned long long sig[kRadixBins];  // sum of significands (mass mode)
+  int selected;                        // bin chosen by the last pass (position from the top)
+  int early;                           // 1 when the chosen bin is kept whole
+};
+
+struct SelectResult {
+  uint32_t key = 0;    // keep key >= key
+  double mass = 0;     // mass of the kept elements (weights only)
+  uint32_t count = 0;  // number of kept elements
+  double total = 0;    // mass of every counted element (first pass)
+  bool bad = false;    // a bad number was seen (first pass)
+};
+
+FLASHJIT_DEVICE uint32_t SignificandOfKey(uint32_t key) {
+  const uint32_t exp = (key >> 23) & 0xFF;
+  return (key & 0x7FFFFFu) | (exp ? 0x800000u : 0u);
+}
+
+// Mass of a significand sum whose keys share the exponent bits of `key`.
+FLASHJIT_DEVICE double MassOfSig(unsigned long long sig, uint32_t key) {
+  const int exp = static_cast<int>((key >> 23) & 0xFF);
+  return ldexp(static_cast<double>(sig), (exp ? exp : 1) - 150);
+}
+
+// Keys of weights read through `src`, or keys the source defines itself.
+template <class V, class Src>
+FLASHJIT_DEVICE void KeysOf(const Src& src, const typename Src::Raw& r, uint32_t (&k)[V::kVec],
+                            bool& bad) {
+  if constexpr (V::kKeysAreLogits) {
+    src.Keys(r, k, bad);
+  } else {
+    float w[V::kVec];
+    src.Weights(r, w, bad);
+#pragma unroll
+    for (int j = 0; j < V::kVec; ++j) k[j] = KeyOfWeight(w[j]);
+  }
+}
+
+// kByMass: the mass mode with target fraction `p` of the mass of keys >= `floor_key`;
+// otherwise the count mode with `k`. kWithMass: also accumulate masses (weights only).
+template <class V, bool kByMass, bool kWithMass, class Src>
+FLASHJIT_DEVICE SelectResult RadixSelect(const Src& src, int64_t n, uint32_t k, float p,
+                                         uint32_t floor_key, RadixHistogram& h, BlockScratch& s) {
+  constexpr int kThreads = V::kThreads;
+  const int shifts[3] = {21, 10, 0};
+  const int widths[3] = {11, 11, 10};
+  SelectResult res;
+  uint32_t prefix = 0;  // key bits fixed so far
+  uint32_t above_count = 0;
+  double above_mass = 0, target = 0;
+  bool bad = false;
+  for (int d = 0; d < 3; ++d) {
+    const int shift = shifts[d], bins = 1 << widths[d];
+    const int hi_shift = shift + widths[d];
+    const uint32_t base = d == 0 ? 0u : prefix << hi_shift;  // key bits above this digit
+    __syncthreads();  // the previous pass may still read the histogram
+    for (int b = threadIdx.x; b < bins; b += kThreads) {
+      h.count[b] = 0;
+      if constexpr (kWithMass) h.sig[b] = 0;
+    }
+    __syncthreads();
+    ForEachVec<V>(src, n, [&](int64_t, const typename Src::Raw& r) {
+      uint32_t keys[V::kVec];
+      KeysOf<V>(src, r, keys, bad);
+#pragma unroll
+      for (int j = 0; j < V::kVec; ++j) {
+        const uint32_t key = keys[j];
+        if (key < floor_key) continue;
+        if (d > 0 && (key >> hi_shift) != prefix) continue;
+        const int b = (key >> shift) & (bins - 1);
+        atomicAdd(&h.count[b], 1u);
+        if constexpr (kWithMass) atomicAdd(&h.sig[b], SignificandOfKey(key));
+      }
+    });
+    __syncthreads();
+
+    // Each thread owns `per` consecutive bins counted from the top (position q = bins-1-bin).
+    const int per = bins / kThreads > 0 ? bins / kThreads : 1;
+    const int q0 = threadIdx.x * per;
+    uint32_t my_count = 0;
+    double my_mass = 0;
+    for (int i = 0; i < per && q0 + i < bins; ++i) {
+      const int b = bins - 1 - (q0 + i);
+      my_count += h.count[b];
+      if constexpr (kWithMass)
+        my_mass += MassOfSig(h.sig[b], base | (static_cast<uint32_t>(b) << shift));
+    }
+    uint32_t count_total;
+    double mass_total = 0;
+    const uint32_t count_incl = BlockInclusiveScan<kThreads>(my_count, s, &count_total);
+    double mass_incl = 0;
+    if constexpr (kWithMass) mass_incl = BlockInclusiveScan<kThreads>(my_mass, s, &mass_total);
+    if (d == 0) {
+      res.total = mass_total;
+      target = static_cast<double>(p) * mass_total;
+    }
+    // The first position (from the top) where the running count / mass reaches the target.
+    uint32_t run_c = count_incl - my_count;
+    double run_m = mass_incl - my_mass;
+    int found = 0x7fffffff, lowest = -1;
+    for (int i = 0; i < per && q0 + i < bins; ++i) {
+      const int b = bins - 1 - (q0 + i);
+      const uint32_t c = h.count[b];
+      if (c == 0) continue;
+      lowest = q0 + i;
+      run_c += c;
+      if constexpr (kWithMass)
+        run_m += MassOfSig(h.sig[b], base | (static_cast<uint32_t>(b) << shift));
+      const bool reached = kByMass ? above_mass + run_m >= target : above_count + run_c >= k;
+      if (reached && found == 0x7fffffff) found = q0 + i;
+    }
+    int q = BlockReduce<kThreads>(found, s, OpMin());
+    if (q == 0x7fffffff) q = BlockReduce<kThreads>(lowest, s, OpMax());  // rounding: lowest bin
+    if (q < 0) break;  // nothing counted: keep everything (key 0)
+    // Count and mass strictly above the chosen bin.
+    uint32_t c_above = 0;
+    double m_above = 0;
+    for (int i = 0; i < per && q0 + i < q; ++i) {
+      const int b = bins - 1 - (q0 + i);
+      c_above += h.count[b];
+      if constexpr (kWithMass)
+        m_above += MassOfSig(h.sig[b], base | (static_cast<uint32_t>(b) << shift));
+    }
+    c_above = BlockReduce<kThreads>(c_above, s, OpAdd());
+    if constexpr (kWithMass) m_above = BlockReduce<kThreads>(m_above, s, OpAdd());
+    const int bin = bins - 1 - q;
+    const uint32_t c_bin = h.count[bin];
+    double m_bin = 0;
+    if constexpr (kWithMass)
+      m_bin = MassOfSig(h.sig[bin], base | (static_cast<uint32_t>(bin) << shift));
+    above_count += c_above;
+    above_mass += m_above;
+    prefix = (prefix << widths[d]) | bin;
+    const bool whole = c_bin == 1 || (!kByMass && above_count + c_bin == k);
+    res.key = prefix << shift;
+    res.count = above_count + c_bin;
+    res.mass = above_mass + m_bin;
+    if (whole) break;
+  }
+  res.bad = BlockReduce<kThreads>(static_cast<int>(bad), s, OpMax()) != 0;
+  return res;
+}
+
+}  // namespace flashjit::sampling

@@ -1,0 +1,57 @@
+// Params of the sampling kernels: plain data shared by host and device.
+#pragma once
+
+#include "common/config.cuh"
+
+namespace flashjit::sampling {
+
+// One block per output row r. The input row is indices[r] when `indices` is set, else r.
+// Per-row arrays (k, p, min_p, temperature) are indexed by the output row and override the
+// scalars when non-null. seed/offset are read from device memory when the pointers are set
+// (CUDA-graph replay with new values).
+struct SamplingParams {
+  const void* input;             // [rows_in, vocab] probs (f32) or logits, row stride in_stride
+  const void* indices;           // [batch] int32 or int64 (index_bytes), or null
+  void* out;                     // samples int32 [batch], or [batch, vocab] rows of out_stride
+  uint8_t* valid;                // [batch] 1 = row was finite, non-negative, positive mass
+  const int32_t* top_k_arr;      // [batch] or null
+  const float* top_p_arr;        // [batch] or null
+  const float* min_p_arr;        // [batch] or null
+  const float* temperature_arr;  // [batch] or null
+  const uint64_t* seed_ptr;      // device scalar or null
+  const uint64_t* offset_ptr;    // device scalar or null
+  int64_t batch;
+  int64_t vocab;
+  int64_t rows_in;
+  int64_t in_stride;
+  int64_t out_stride;
+  uint64_t seed;
+  uint64_t offset;
+  int32_t top_k;
+  float top_p;
+  float min_p;
+  float temperature;
+  int32_t index_bytes;  // 4 or 8
+  uint32_t pad_;
+};
+FLASHJIT_CHECK_PARAMS(SamplingParams, 160);
+
+// Chain speculative sampling: n draft tokens per row, n + 1 target distributions.
+struct SpeculativeParams {
+  const float* draft_probs;   // [batch, n, vocab]
+  const int32_t* draft_ids;   // [batch, n]
+  const float* target_probs;  // [batch, n + 1, vocab]
+  int32_t* out_ids;           // [batch, n + 1], -1 after the emitted tokens
+  int32_t* accepted;          // [batch] += drafts accepted independently, or null
+  int32_t* emitted;           // [batch] += drafts emitted, or null
+  const uint64_t* seed_ptr;
+  const uint64_t* offset_ptr;
+  int64_t batch;
+  int64_t num_draft;
+  int64_t vocab;
+  uint64_t seed;
+  uint64_t offset;
+};
+FLASHJIT_CHECK_PARAMS(SpeculativeParams, 104);
+
+}  // namespace flashjit::sampling

@@ -1,0 +1,275 @@
+// Sampling on the GPU: bad numbers, determinism, CUDA-graph replay with seed/offset in device
+// memory, and chain speculative sampling.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <limits>
+#include <stdexcept>
+
+#include "src/runtime/driver.h"
+#include "tests/gpu/sampling_test_util.h"
+#include "tests/reference/sampling_ref.h"
+
+namespace flashjit::test {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+TEST_CASE("bad rows give in-range tokens and a cleared valid flag", "[gpu][sampling]") {
+  std::mt19937 rng(Seed());
+  Engine& e = TestEngine();
+  for (int64_t vocab : {128, 32000}) {
+    const int64_t batch = 8;
+    std::vector<float> probs;
+    for (int64_t r = 0; r < batch; ++r) {
+      std::vector<float> row = RandomProbs(vocab, rng, 2.f);
+      if (r == 1) row[vocab / 2] = kNaN;
+      if (r == 2) row[3] = kInf;
+      if (r == 3) row[7] = -0.5f;
+      if (r == 4) std::fill(row.begin(), row.end(), 0.f);
+      if (r == 5) std::fill(row.begin(), row.end(), kNaN);
+      if (r == 6) std::fill(row.begin(), row.end(), -1.f);
+      probs.insert(probs.end(), row.begin(), row.end());
+    }
+    DeviceBuffer din = UploadVector(probs), dout(batch * 4), dvalid(batch);
+    TensorView in = TensorView::Contiguous(din.data(), DType::kF32, {batch, vocab});
+    TensorView out = TensorView::Contiguous(dout.data(), DType::kI32, {batch});
+    SamplingOptions o;
+    o.valid = TensorView::Contiguous(dvalid.data(), DType::kU8, {batch});
+    o.rng.seed = rng();
+    for (int op = 0; op < 5; ++op) {
+      dout.Fill(0xFF);
+      dvalid.Fill(0x7F);
+      Status s = op == 0   ? SamplingFromProbs(e, in, out, o)
+                 : op == 1 ? TopKSamplingFromProbs(e, in, out, 20, {}, o)
+                 : op == 2 ? TopPSamplingFromProbs(e, in, out, 0.9f, {}, o)
+                 : op == 3 ? MinPSamplingFromProbs(e, in, out, 0.1f, {}, o)
+                           : TopKTopPSamplingFromProbs(e, in, out, 20, {}, 0.9f, {},
+                                                       FilterApplyOrder::kJoint, o);
+      REQUIRE(s.ok());
+      Synchronize();
+      if (DryRun()) continue;
+      std::vector<int32_t> tok = DownloadVector<int32_t>(dout, batch);
+      std::vector<uint8_t> valid = DownloadVector<uint8_t>(dvalid, batch);
+      for (int64_t r = 0; r < batch; ++r) {
+        INFO(fmt::format("op {} vocab {} row {}: token {} valid {}", op, vocab, r, tok[r],
+                         valid[r]));
+        CHECK(tok[r] >= 0);
+        CHECK(tok[r] < vocab);
+        CHECK(static_cast<int>(valid[r]) == (r == 0 || r == 7 ? 1 : 0));
+        // A row with one bad value still samples a token with positive probability.
+        if (r >= 1 && r <= 3) CHECK(probs[r * vocab + tok[r]] > 0.f);
+      }
+    }
+  }
+  // Logits: NaN / +inf rows invalid, all -inf invalid, ordinary valid; an index out of range.
+  const int64_t vocab = 1000, batch = 4;
+  std::vector<float> logits = RandomNormal(batch * vocab, rng, 2.f);
+  logits[vocab + 5] = kNaN;
+  logits[2 * vocab + 9] = kInf;
+  std::fill(logits.begin() + 3 * vocab, logits.end(), -kInf);
+  std::vector<int32_t> idx = {0, 1, 2, 3, 4, -1};
+  DeviceBuffer din = UploadVector(logits), didx = UploadVector(idx), dout(24), dvalid(6);
+  dout.Fill(0xFF);
+  SamplingOptions o;
+  o.indices = TensorView::Contiguous(didx.data(), DType::kI32, {6});
+  o.valid = TensorView::Contiguous(dvalid.data(), DType::kU8, {6});
+  Status s =
+      TopKTopPSamplingFromLogits(e, TensorView::Contiguous(din.data(), DType::kF32, {batch, vocab}),
+                                 TensorView::Contiguous(dout.data(), DType::kI32, {6}), 50, {},
+                                 0.9f, {}, FilterApplyOrder::kTopKFirst, o);
+  REQUIRE(s.ok());
+  Synchronize();
+  if (DryRun()) return;
+  std::vector<int32_t> tok = DownloadVector<int32_t>(dout, 6);
+  std::vector<uint8_t> valid = DownloadVector<uint8_t>(dvalid, 6);
+  const std::vector<int> want_valid = {1, 0, 0, 0, 0, 0};
+  for (int r = 0; r < 6; ++r) {
+    INFO(fmt::format("logits row {}: token {} valid {}", r, tok[r], valid[r]));
+    CHECK(tok[r] >= 0);
+    CHECK(tok[r] < vocab);
+    CHECK(static_cast<int>(valid[r]) == want_valid[r]);
+  }
+}
+
+TEST_CASE("same seed and offset give the same tokens; another offset differs", "[gpu][sampling]") {
+  std::mt19937 rng(Seed());
+  const int64_t batch = 64, vocab = 32000;
+  std::vector<float> probs;
+  for (int64_t r = 0; r < batch; ++r) {
+    std::vector<float> row = RandomProbs(vocab, rng, 1.f);  // flat: many candidates
+    probs.insert(probs.end(), row.begin(), row.end());
+  }
+  DeviceBuffer din = UploadVector(probs), dout(batch * 4);
+  TensorView in = TensorView::Contiguous(din.data(), DType::kF32, {batch, vocab});
+  TensorView out = TensorView::Contiguous(dout.data(), DType::kI32, {batch});
+  auto draw = [&](uint64_t seed, uint64_t offset) {
+    SamplingOptions o;
+    o.rng.seed = seed;
+    o.rng.offset = offset;
+    dout.Fill(0xFF);
+    REQUIRE(TopPSamplingFromProbs(TestEngine(), in, out, 0.95f, {}, o).ok());
+    Synchronize();
+    return DryRun() ? std::vector<int32_t>(batch) : DownloadVector<int32_t>(dout, batch);
+  };
+  const uint64_t seed = rng();
+  std::vector<int32_t> a = draw(seed, 0), b = draw(seed, 0), c = draw(seed, 1),
+                       d = draw(seed + 1, 0);
+  if (DryRun()) return;
+  CHECK(a == b);
+  int diff_offset = 0, diff_seed = 0;
+  for (int64_t r = 0; r < batch; ++r) {
+    diff_offset += a[r] != c[r];
+    diff_seed += a[r] != d[r];
+  }
+  INFO(fmt::format("rows differing: offset {} seed {} of {}", diff_offset, diff_seed, batch));
+  CHECK(diff_offset > batch / 2);
+  CHECK(diff_seed > batch / 2);
+}
+
+void Check(CUresult rc, const char* what) {
+  if (rc != CUDA_SUCCESS) throw std::runtime_error(runtime::CudaStatus(rc, what).ToString());
+}
+
+TEST_CASE("a captured graph replays with seed/offset read from device memory", "[gpu][sampling]") {
+  std::mt19937 rng(Seed());
+  const int64_t batch = 32, vocab = 32000;
+  std::vector<float> probs;
+  for (int64_t r = 0; r < batch; ++r) {
+    std::vector<float> row = RandomProbs(vocab, rng, 1.f);
+    probs.insert(probs.end(), row.begin(), row.end());
+  }
+  DeviceBuffer din = UploadVector(probs), dout(batch * 4), dref(batch * 4), dseed(8), doff(8);
+  TensorView in = TensorView::Contiguous(din.data(), DType::kF32, {batch, vocab});
+  const uint64_t seed = rng();
+  SamplingOptions dev;
+  dev.rng.seed_device = dseed.data();
+  dev.rng.offset_device = doff.data();
+  uint64_t zero = 0;
+  dseed.Upload(&seed, 8);
+  doff.Upload(&zero, 8);
+  if (DryRun()) {
+    REQUIRE(TopKTopPSamplingFromProbs(TestEngine(), in,
+                                      TensorView::Contiguous(dout.data(), DType::kI32, {batch}),
+                                      100, {}, 0.9f, {}, FilterApplyOrder::kJoint, dev)
+                .ok());
+    return;
+  }
+  auto api = runtime::Driver();
+  REQUIRE(api.ok());
+  const runtime::DriverApi* d = *api;
+  CUstream stream;
+  Check(d->cuStreamCreate(&stream, 0), "cuStreamCreate");
+  dev.stream = stream;
+  Check(d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "begin capture");
+  Status s = TopKTopPSamplingFromProbs(TestEngine(), in,
+                                       TensorView::Contiguous(dout.data(), DType::kI32, {batch}),
+                                       100, {}, 0.9f, {}, FilterApplyOrder::kJoint, dev);
+  CUgraph graph;
+  Check(d->cuStreamEndCapture(stream, &graph), "end capture");
+  REQUIRE(s.ok());
+  CUgraphExec exec;
+  Check(d->cuGraphInstantiate(&exec, graph, 0), "instantiate");
+  int differing = 0;
+  std::vector<int32_t> first;
+  for (uint64_t offset : {0ull, 5ull, 12345ull}) {
+    doff.Upload(&offset, 8);
+    dout.Fill(0xFF);
+    Check(d->cuGraphLaunch(exec, stream), "graph launch");
+    Check(d->cuStreamSynchronize(stream), "graph sync");
+    std::vector<int32_t> got = DownloadVector<int32_t>(dout, batch);
+    SamplingOptions direct;
+    direct.rng.seed = seed;
+    direct.rng.offset = offset;
+    dref.Fill(0xFF);
+    REQUIRE(TopKTopPSamplingFromProbs(TestEngine(), in,
+                                      TensorView::Contiguous(dref.data(), DType::kI32, {batch}),
+                                      100, {}, 0.9f, {}, FilterApplyOrder::kJoint, direct)
+                .ok());
+    Synchronize();
+    std::vector<int32_t> want = DownloadVector<int32_t>(dref, batch);
+    INFO("offset " << offset);
+    CHECK(got == want);
+    if (first.empty()) {
+      first = got;
+    } else {
+      for (int64_t r = 0; r < batch; ++r) differing += got[r] != first[r];
+    }
+  }
+  CHECK(differing > batch / 2);
+  d->cuGraphExecDestroy(exec);
+  d->cuGraphDestroy(graph);
+  d->cuStreamDestroy(stream);
+}
+
+TEST_CASE("chain speculative sampling keeps the target distribution", "[gpu][sampling]") {
+  std::mt19937 rng(Seed());
+  const int64_t batch = 1 << 18, n = 2, vocab = 32;
+  std::vector<float> q0 = RandomProbs(vocab, rng, 1.f), q1 = RandomProbs(vocab, rng, 1.f);
+  std::vector<float> p0 = RandomProbs(vocab, rng, 1.f), p1 = RandomProbs(vocab, rng, 1.f),
+                     p2 = RandomProbs(vocab, rng, 1.f);
+  std::vector<float> draft(batch * n * vocab), target(batch * (n + 1) * vocab);
+  std::vector<int32_t> ids(batch * n);
+  std::discrete_distribution<int> dq0(q0.begin(), q0.end()), dq1(q1.begin(), q1.end());
+  for (int64_t b = 0; b < batch; ++b) {
+    std::copy(q0.begin(), q0.end(), draft.begin() + (b * n) * vocab);
+    std::copy(q1.begin(), q1.end(), draft.begin() + (b * n + 1) * vocab);
+    std::copy(p0.begin(), p0.end(), target.begin() + (b * (n + 1)) * vocab);
+    std::copy(p1.begin(), p1.end(), target.begin() + (b * (n + 1) + 1) * vocab);
+    std::copy(p2.begin(), p2.end(), target.begin() + (b * (n + 1) + 2) * vocab);
+    ids[b * n] = dq0(rng);
+    ids[b * n + 1] = dq1(rng);
+  }
+  DeviceBuffer dd = UploadVector(draft), dt = UploadVector(target), di = UploadVector(ids);
+  DeviceBuffer dout(batch * (n + 1) * 4), dacc(batch * 4), demit(batch * 4);
+  dout.Fill(0x7F);
+  dacc.Fill(0);
+  demit.Fill(0);
+  SamplingRng r;
+  r.seed = rng();
+  Status s = ChainSpeculativeSampling(
+      TestEngine(), TensorView::Contiguous(dd.data(), DType::kF32, {batch, n, vocab}),
+      TensorView::Contiguous(di.data(), DType::kI32, {batch, n}),
+      TensorView::Contiguous(dt.data(), DType::kF32, {batch, n + 1, vocab}),
+      TensorView::Contiguous(dout.data(), DType::kI32, {batch, n + 1}),
+      TensorView::Contiguous(dacc.data(), DType::kI32, {batch}),
+      TensorView::Contiguous(demit.data(), DType::kI32, {batch}), r);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  Synchronize();
+  if (DryRun()) return;
+  std::vector<int32_t> out = DownloadVector<int32_t>(dout, batch * (n + 1));
+  std::vector<int32_t> emit = DownloadVector<int32_t>(demit, batch);
+  // Token 0 ~ p0; token 1 ~ p1 given the first draft was accepted.
+  std::vector<int64_t> c0(vocab, 0), c1(vocab, 0);
+  int64_t n1 = 0, bad = 0;
+  for (int64_t b = 0; b < batch; ++b) {
+    const int32_t* o = &out[b * (n + 1)];
+    const int32_t em = emit[b];
+    bad += em < 0 || em > n;
+    for (int64_t i = 0; i <= n; ++i) {
+      const bool should_be_token = i <= em;
+      bad += should_be_token ? (o[i] < 0 || o[i] >= vocab) : o[i] != -1;
+      if (i < em) bad += o[i] != ids[b * n + i];
+    }
+    if (o[0] >= 0 && o[0] < vocab) ++c0[o[0]];
+    if (em >= 1 && o[1] >= 0 && o[1] < vocab) {
+      ++c1[o[1]];
+      ++n1;
+    }
+  }
+  std::vector<double> e0(p0.begin(), p0.end()), e1(p1.begin(), p1.end());
+  int dof0, dof1;
+  int64_t imp0, imp1;
+  const double chi0 = ref::ChiSquare(c0, e0, batch, &dof0, &imp0);
+  const double chi1 = ref::ChiSquare(c1, e1, n1, &dof1, &imp1);
+  INFO(fmt::format("bad {}, chi2 first {:.1f} (dof {}), second {:.1f} over {} (dof {})", bad, chi0,
+                   dof0, chi1, n1, dof1));
+  CHECK(bad == 0);
+  CHECK(chi0 < ChiSquareBound(dof0));
+  CHECK(chi1 < ChiSquareBound(dof1));
+}
+
+}  // namespace
+}  // namespace flashjit::test

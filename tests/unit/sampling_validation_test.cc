@@ -1,0 +1,106 @@
+// Every bad argument of the sampling ops returns InvalidArgument naming it, before any kernel is
+// built or launched (a dry-run engine with no cache: a launch would show as a compile).
+#include <flashjit/sampling.h>
+
+#include <catch2/catch.hpp>
+#include <limits>
+#include <vector>
+
+#include "tests/unit/test_util.h"
+
+namespace flashjit::test {
+namespace {
+
+struct Fixture {
+  std::shared_ptr<Engine> engine = MakeTestEngine("");
+  std::vector<float> host = std::vector<float>(4 * 1000, 0.001f);
+  std::vector<int32_t> ints = std::vector<int32_t>(64, 0);
+  TensorView probs = TensorView::Contiguous(host.data(), DType::kF32, {4, 1000});
+  TensorView samples = TensorView::Contiguous(ints.data(), DType::kI32, {4});
+  TensorView out = TensorView::Contiguous(host.data(), DType::kF32, {4, 1000});
+
+  void ExpectInvalid(const Status& s, const char* needle) {
+    INFO(s.ToString());
+    CHECK(s.code() == StatusCode::kInvalidArgument);
+    CHECK_THAT(s.message(), Catch::Contains(needle));
+    CHECK(engine->stats().compiles == 0);
+  }
+};
+
+TEST_CASE("sampling ops reject bad k, p and min_p before launch", "[sampling]") {
+  Fixture f;
+  Engine& e = *f.engine;
+  for (int k : {0, -3, 1001})
+    f.ExpectInvalid(TopKSamplingFromProbs(e, f.probs, f.samples, k), "top_k");
+  f.ExpectInvalid(TopKRenormProbs(e, f.probs, f.out, 0), "top_k");
+  f.ExpectInvalid(TopKMaskLogits(e, f.probs, f.out, 1001), "top_k");
+  for (float p : {0.f, -0.1f, 1.5f, std::numeric_limits<float>::quiet_NaN()})
+    f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, p), "top_p");
+  f.ExpectInvalid(TopPRenormProbs(e, f.probs, f.out, 2.f), "top_p");
+  f.ExpectInvalid(MinPSamplingFromProbs(e, f.probs, f.samples, 1.5f), "min_p");
+  f.ExpectInvalid(TopKTopPSamplingFromProbs(e, f.probs, f.samples, 5, {}, 0.f, {}), "top_p");
+  f.ExpectInvalid(TopKTopPSamplingFromLogits(e, f.probs, f.samples, 0, {}, 0.5f, {}), "top_k");
+  f.ExpectInvalid(Softmax(e, f.probs, f.out, 0.f), "temperature");
+  f.ExpectInvalid(Softmax(e, f.probs, f.out, std::numeric_limits<float>::infinity()),
+                  "temperature");
+}
+
+TEST_CASE("sampling ops reject shape, dtype and device mismatches before launch", "[sampling]") {
+  Fixture f;
+  Engine& e = *f.engine;
+  TensorView bf16 = f.probs;
+  bf16.dtype = DType::kBF16;
+  f.ExpectInvalid(SamplingFromProbs(e, bf16, f.samples), "probs");
+  TensorView one_d = TensorView::Contiguous(f.host.data(), DType::kF32, {4000});
+  f.ExpectInvalid(SamplingFromProbs(e, one_d, f.samples), "probs");
+  TensorView short_samples = TensorView::Contiguous(f.ints.data(), DType::kI32, {3});
+  f.ExpectInvalid(SamplingFromProbs(e, f.probs, short_samples), "samples");
+  TensorView i64_samples = TensorView::Contiguous(f.ints.data(), DType::kI64, {4});
+  f.ExpectInvalid(SamplingFromProbs(e, f.probs, i64_samples), "samples");
+  TensorView other_device = f.samples;
+  other_device.device = 1;
+  f.ExpectInvalid(SamplingFromProbs(e, f.probs, other_device), "device");
+  TensorView strided = f.probs;
+  strided.strides[1] = 2;
+  f.ExpectInvalid(TopPSamplingFromProbs(e, strided, f.samples, 0.9f), "probs");
+  TensorView wrong_vocab = TensorView::Contiguous(f.host.data(), DType::kF32, {4, 999});
+  f.ExpectInvalid(TopKRenormProbs(e, f.probs, wrong_vocab, 5), "out");
+  TensorView f16_out = f.out;
+  f16_out.dtype = DType::kF16;
+  f.ExpectInvalid(TopKMaskLogits(e, f.probs, f16_out, 5), "out");
+  f.ExpectInvalid(Softmax(e, f.probs, f16_out), "out");
+  // Per-row tensors: right length and dtype.
+  TensorView k_short = TensorView::Contiguous(f.ints.data(), DType::kI32, {3});
+  f.ExpectInvalid(TopKSamplingFromProbs(e, f.probs, f.samples, 0, k_short), "top_k_arr");
+  TensorView p_int = TensorView::Contiguous(f.ints.data(), DType::kI32, {4});
+  f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.f, p_int), "top_p_arr");
+  // Indices: the batch is their length.
+  SamplingOptions o;
+  o.indices = TensorView::Contiguous(f.ints.data(), DType::kI32, {6});
+  f.ExpectInvalid(SamplingFromProbs(e, f.probs, f.samples, o), "samples");
+  o.indices = TensorView::Contiguous(f.host.data(), DType::kF32, {4});
+  f.ExpectInvalid(SamplingFromProbs(e, f.probs, f.samples, o), "indices");
+  SamplingOptions v;
+  v.valid = TensorView::Contiguous(f.ints.data(), DType::kU8, {5});
+  f.ExpectInvalid(SamplingFromProbs(e, f.probs, f.samples, v), "valid");
+  // Speculative: n + 1 target distributions.
+  TensorView draft = TensorView::Contiguous(f.host.data(), DType::kF32, {2, 2, 1000});
+  TensorView ids = TensorView::Contiguous(f.ints.data(), DType::kI32, {2, 2});
+  TensorView target_short = TensorView::Contiguous(f.host.data(), DType::kF32, {2, 2, 1000});
+  TensorView outs = TensorView::Contiguous(f.ints.data(), DType::kI32, {2, 3});
+  f.ExpectInvalid(ChainSpeculativeSampling(e, draft, ids, target_short, outs), "target_probs");
+  TensorView target = TensorView::Contiguous(f.host.data(), DType::kF32, {2, 3, 1000});
+  TensorView outs_short = TensorView::Contiguous(f.ints.data(), DType::kI32, {2, 2});
+  f.ExpectInvalid(ChainSpeculativeSampling(e, draft, ids, target, outs_short), "output_token_ids");
+}
+
+TEST_CASE("a valid sampling call passes validation and builds its kernel", "[sampling]") {
+  Fixture f;
+  Status s = TopPSamplingFromProbs(*f.engine, f.probs, f.samples, 0.9f);
+  INFO(s.ToString());
+  CHECK(s.ok());
+  CHECK(f.engine->stats().compiles == 1);
+}
+
+}  // namespace
+}  // namespace flashjit::test

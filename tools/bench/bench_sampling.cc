@@ -1,0 +1,105 @@
+// Sampling ops over fp32 probs: B in {1, 64, 256} x V in {128256, 32000}, on peaked (logits with
+// std 5) and flat (std 1) rows. Bytes = one read of the probs (what any method must move).
+// PyTorch's sort-based baselines on the same shapes: tools/bench/torch_sampling.py.
+#include <flashjit/sampling.h>
+#include <fmt/format.h>
+
+#include <cmath>
+#include <random>
+#include <stdexcept>
+
+#include "src/runtime/driver.h"
+#include "tools/bench/bench_util.h"
+
+using namespace flashjit;
+
+namespace {
+
+void Upload(void* dst, const std::vector<float>& host) {
+  if (bench::DryRun()) return;
+  auto d = runtime::Driver();
+  if (!d.ok()) throw std::runtime_error(d.status().ToString());
+  (*d)->cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(dst), host.data(), host.size() * 4);
+}
+
+std::vector<float> SoftmaxRows(int64_t batch, int64_t vocab, float stddev, uint32_t seed) {
+  std::vector<float> v(batch * vocab);
+  if (bench::DryRun()) return v;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> nd(0.f, stddev);
+  for (int64_t r = 0; r < batch; ++r) {
+    float* row = v.data() + r * vocab;
+    float mx = -1e30f;
+    for (int64_t i = 0; i < vocab; ++i) mx = std::max(mx, row[i] = nd(rng));
+    double sum = 0;
+    for (int64_t i = 0; i < vocab; ++i) sum += (row[i] = std::exp(row[i] - mx));
+    for (int64_t i = 0; i < vocab; ++i) row[i] = static_cast<float>(row[i] / sum);
+  }
+  return v;
+}
+
+void Check(const Status& s) {
+  if (!s.ok()) throw std::runtime_error(s.ToString());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Engine& e = bench::Setup(argc, argv);
+  for (int64_t vocab : {128256, 32000}) {
+    for (int64_t batch : {1, 64, 256}) {
+      for (float stddev : {1.f, 5.f}) {
+        const size_t bytes = batch * vocab * 4;
+        const int copies = static_cast<int>(std::min<size_t>(8, (160u << 20) / bytes + 1));
+        std::vector<float> host = SoftmaxRows(batch, vocab, stddev, 1234 + batch);
+        std::vector<void*> in;
+        for (int c = 0; c < copies; ++c) {
+          in.push_back(bench::DeviceAlloc(bytes));
+          Upload(in.back(), host);
+        }
+        void* samples = bench::DeviceAlloc(batch * 4);
+        void* out = bench::DeviceAlloc(bytes);
+        auto probs = [&](int i) {
+          return TensorView::Contiguous(in[i % copies], DType::kF32, {batch, vocab});
+        };
+        const TensorView s = TensorView::Contiguous(samples, DType::kI32, {batch});
+        const TensorView o = TensorView::Contiguous(out, DType::kF32, {batch, vocab});
+        SamplingOptions opt;
+        struct Op {
+          const char* name;
+          std::function<Status(int)> run;
+        };
+        const Op ops[] = {
+            {"sample", [&](int i) { return SamplingFromProbs(e, probs(i), s, opt); }},
+            {"top_k50", [&](int i) { return TopKSamplingFromProbs(e, probs(i), s, 50, {}, opt); }},
+            {"top_p0.9",
+             [&](int i) { return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, opt); }},
+            {"min_p0.1",
+             [&](int i) { return MinPSamplingFromProbs(e, probs(i), s, 0.1f, {}, opt); }},
+            {"top_k50_top_p0.9_kfirst",
+             [&](int i) {
+               return TopKTopPSamplingFromProbs(e, probs(i), s, 50, {}, 0.9f, {},
+                                                FilterApplyOrder::kTopKFirst, opt);
+             }},
+            {"top_k50_top_p0.9_joint",
+             [&](int i) {
+               return TopKTopPSamplingFromProbs(e, probs(i), s, 50, {}, 0.9f, {},
+                                                FilterApplyOrder::kJoint, opt);
+             }},
+            {"top_k_renorm50", [&](int i) { return TopKRenormProbs(e, probs(i), o, 50); }},
+            {"top_p_renorm0.9", [&](int i) { return TopPRenormProbs(e, probs(i), o, 0.9f); }},
+            {"top_k_mask50", [&](int i) { return TopKMaskLogits(e, probs(i), o, 50); }},
+            {"softmax", [&](int i) { return Softmax(e, probs(i), o, 1.f); }},
+        };
+        for (const Op& op : ops) {
+          double us = bench::MedianMicros([&](int i) { Check(op.run(i)); }, 50, 5);
+          bench::Report(
+              "sampling",
+              fmt::format("{} B={} V={} std{}", op.name, batch, vocab, static_cast<int>(stddev)),
+              us, static_cast<double>(bytes));
+        }
+      }
+    }
+  }
+  return 0;
+}
