@@ -73,6 +73,7 @@ Loaded* LoadDriver() {
   Resolve(lib, "cuGraphLaunch", &a.cuGraphLaunch, &missing);
   Resolve(lib, "cuGraphDestroy", &a.cuGraphDestroy, &missing);
   Resolve(lib, "cuGraphExecDestroy", &a.cuGraphExecDestroy, &missing);
+  Resolve(lib, "cuMemcpyHtoDAsync_v2", &a.cuMemcpyHtoDAsync, &missing);
   if (!missing.empty()) {
     l->status = Status::NoDriver("libcuda.so.1 lacks " + missing + "; update the NVIDIA driver");
     return l;

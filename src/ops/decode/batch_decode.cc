@@ -1,0 +1,303 @@
+// BatchDecode: plan (host schedule -> workspace) and run (two launches) over a paged KV cache.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "src/engine/engine_impl.h"
+#include "src/ops/decode/decode_common.h"
+#include "src/ops/decode/decode_schedule.h"
+#include "src/runtime/copy.h"
+
+namespace flashjit {
+
+using ops::Present;
+
+// Workspace layout (fixed by the capacity, so that graph-mode pointers never move):
+//   [header: num_work, num_merge] [work items] [merge items] [partial lse] [partial o]
+struct BatchDecode::State {
+  Engine* engine = nullptr;
+  BatchDecodeConfig cfg;
+  int q_tiles = 1;
+  ops::DecodeScheduleLimits limits;
+  int32_t cap_items = 0, cap_merge = 0;
+  size_t off_work = 16, off_merge = 0, off_plse = 0, off_po = 0, total = 0;
+
+  bool planned = false;
+  int32_t batch = 0, n_items = 0, n_merge = 0;
+  int64_t nnz = 0, max_page_id = -1;
+  ops::DecodeSpec spec;
+  const runtime::Kernel* kernel = nullptr;
+  DecodeOptions options;
+  char* workspace = nullptr;
+  std::vector<char> staging;
+};
+
+static size_t Align16(size_t x) { return (x + 15) / 16 * 16; }
+
+BatchDecode::BatchDecode(std::unique_ptr<State> state) : state_(std::move(state)) {}
+BatchDecode::~BatchDecode() = default;
+
+Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
+                                                         const BatchDecodeConfig& c) {
+  if (c.num_kv_heads <= 0 || c.num_qo_heads <= 0 || c.num_qo_heads % c.num_kv_heads != 0)
+    return Status::InvalidArgument(
+        fmt::format("num_qo_heads / num_kv_heads: {} / {}; both > 0 and num_qo_heads a multiple of "
+                    "num_kv_heads",
+                    c.num_qo_heads, c.num_kv_heads));
+  FLASHJIT_RETURN_IF_ERROR(ops::CheckDecodeDTypes(c.q_dtype, c.kv_dtype, c.head_dim));
+  if (c.page_size <= 0 || c.page_size > (1 << 20))
+    return Status::InvalidArgument(
+        fmt::format("page_size: {}; allowed: 1 .. 1048576", c.page_size));
+  if (c.max_batch_size <= 0 || c.max_batch_size > (1 << 20))
+    return Status::InvalidArgument(
+        fmt::format("max_batch_size: {}; allowed: 1 .. 1048576", c.max_batch_size));
+  if (c.layout != KVLayout::kNHD && c.layout != KVLayout::kHND)
+    return Status::InvalidArgument("layout: must be KVLayout::kNHD or KVLayout::kHND");
+  if (c.device < 0) return Status::InvalidArgument(fmt::format("device: {} < 0", c.device));
+  auto s = std::make_unique<State>();
+  s->engine = &engine;
+  s->cfg = c;
+  const int group = c.num_qo_heads / c.num_kv_heads;
+  s->q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;
+  FLASHJIT_ASSIGN_OR_RETURN(const int sms, runtime::MultiprocessorCount(engine, c.device));
+  s->limits.ctas_per_item = c.num_kv_heads * s->q_tiles;
+  s->limits.slots = sms * ops::DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
+  s->cap_items = ops::DecodeMaxItems(c.max_batch_size, s->limits);
+  s->limits.max_items = s->cap_items;
+  s->cap_merge = c.max_batch_size;
+  s->off_merge = Align16(s->off_work + s->cap_items * sizeof(attention::DecodeWorkItem));
+  s->off_plse = Align16(s->off_merge + s->cap_merge * sizeof(attention::DecodeMergeItem));
+  s->off_po = Align16(s->off_plse + size_t(s->cap_items) * c.num_qo_heads * sizeof(float));
+  s->total = s->off_po + size_t(s->cap_items) * c.num_qo_heads * c.head_dim * sizeof(float);
+  return std::unique_ptr<BatchDecode>(new BatchDecode(std::move(s)));
+}
+
+size_t BatchDecode::WorkspaceBytes() const { return state_->total; }
+
+Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_len,
+                         int32_t batch_size, const DecodeOptions& options, void* workspace,
+                         size_t workspace_bytes, void* stream, const int32_t* kv_indices,
+                         int64_t num_pages) {
+  State& s = *state_;
+  const BatchDecodeConfig& c = s.cfg;
+  if (batch_size < 0 || batch_size > c.max_batch_size)
+    return Status::InvalidArgument(
+        fmt::format("batch_size: {}; allowed: 0 .. max_batch_size ({}) of this wrapper", batch_size,
+                    c.max_batch_size));
+  if (batch_size > 0 && (!kv_indptr || !kv_last_page_len))
+    return Status::InvalidArgument("kv_indptr / kv_last_page_len: null host arrays");
+  if (!workspace || workspace_bytes < s.total)
+    return Status::InvalidArgument(
+        fmt::format("workspace: {} bytes at {}; this wrapper needs {} (WorkspaceBytes())",
+                    workspace_bytes, workspace, s.total));
+  if (c.cuda_graph && s.workspace && s.workspace != workspace)
+    return Status::InvalidArgument(
+        "workspace: graph mode needs the same workspace in every Plan() (a captured graph "
+        "holds its address)");
+  FLASHJIT_RETURN_IF_ERROR(ops::CheckDecodeOptions(options, c.num_qo_heads, c.device));
+  const ops::DecodeSpec spec = ops::DecodeSpecFor(c.q_dtype, c.kv_dtype, c.head_dim, options);
+  if (c.cuda_graph && s.planned && std::memcmp(&spec, &s.spec, sizeof(spec)) != 0)
+    return Status::InvalidArgument(
+        "options: graph mode cannot change the kernel variant between plans (soft cap, ALiBi, "
+        "RoPE on/off)");
+
+  // The page table, checked in full before anything changes.
+  std::vector<ops::DecodeRequest> requests(batch_size);
+  if (batch_size > 0 && kv_indptr[0] != 0)
+    return Status::InvalidArgument(fmt::format("kv_indptr[0]: {}; must be 0", kv_indptr[0]));
+  for (int32_t b = 0; b < batch_size; ++b) {
+    const int64_t pages = int64_t(kv_indptr[b + 1]) - kv_indptr[b];
+    const int32_t last = kv_last_page_len[b];
+    if (pages < 0)
+      return Status::InvalidArgument(fmt::format("kv_indptr: decreases at request {} ({} -> {})", b,
+                                                 kv_indptr[b], kv_indptr[b + 1]));
+    if (pages == 0 ? last != 0 : (last < 1 || last > c.page_size))
+      return Status::InvalidArgument(fmt::format(
+          "kv_last_page_len[{}]: {} with {} pages; allowed: 1 .. page_size ({}), or 0 with no "
+          "page",
+          b, last, pages, c.page_size));
+    const int64_t len = pages == 0 ? 0 : (pages - 1) * c.page_size + last;
+    if (len > 0x7fffffff)
+      return Status::InvalidArgument(fmt::format("request {}: kv_len {} exceeds 2^31 - 1", b, len));
+    ops::DecodeRequest& r = requests[b];
+    r.page_begin = kv_indptr[b];
+    r.kv_len = static_cast<int32_t>(len);
+    r.kv_start = options.window_left >= 0
+                     ? static_cast<int32_t>(std::max<int64_t>(0, len - 1 - options.window_left))
+                     : 0;
+  }
+  const int64_t nnz = batch_size > 0 ? kv_indptr[batch_size] : 0;
+  int64_t max_page = -1;
+  if (kv_indices) {
+    if (num_pages <= 0)
+      return Status::InvalidArgument(fmt::format(
+          "num_pages: {}; give the cache's page count with host kv_indices", num_pages));
+    for (int64_t i = 0; i < nnz; ++i) {
+      if (kv_indices[i] < 0 || kv_indices[i] >= num_pages)
+        return Status::InvalidArgument(
+            fmt::format("kv_indices[{}]: page {} out of range; allowed: 0 .. {}", i, kv_indices[i],
+                        num_pages - 1));
+      max_page = std::max<int64_t>(max_page, kv_indices[i]);
+    }
+  }
+  FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(*s.engine, spec, c.device));
+
+  const ops::DecodeSchedule sched = ops::BuildDecodeSchedule(requests, s.limits);
+  if (static_cast<int32_t>(sched.work.size()) > s.cap_items)
+    return Status::Internal(fmt::format("decode plan: {} work items exceed the capacity {}",
+                                        sched.work.size(), s.cap_items));
+  const size_t bytes = s.off_plse;  // header, work and merge items
+  s.staging.assign(bytes, 0);
+  const int32_t header[2] = {static_cast<int32_t>(sched.work.size()),
+                             static_cast<int32_t>(sched.merge.size())};
+  std::memcpy(s.staging.data(), header, sizeof(header));
+  std::memcpy(s.staging.data() + s.off_work, sched.work.data(),
+              sched.work.size() * sizeof(attention::DecodeWorkItem));
+  std::memcpy(s.staging.data() + s.off_merge, sched.merge.data(),
+              sched.merge.size() * sizeof(attention::DecodeMergeItem));
+  FLASHJIT_RETURN_IF_ERROR(runtime::CopyToDeviceAsync(*s.engine, workspace, s.staging.data(), bytes,
+                                                      static_cast<CUstream>(stream)));
+  s.planned = true;
+  s.batch = batch_size;
+  s.n_items = header[0];
+  s.n_merge = header[1];
+  s.nnz = nnz;
+  s.max_page_id = max_page;
+  s.spec = spec;
+  s.kernel = kernel;
+  s.options = options;
+  s.workspace = static_cast<char*>(workspace);
+  return Status::Ok();
+}
+
+Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const TensorView& v_cache,
+                        const TensorView& kv_indices, const TensorView& out, const TensorView& lse,
+                        void* stream) {
+  using namespace ops;
+  State& s = *state_;
+  const BatchDecodeConfig& c = s.cfg;
+  if (!s.planned) return Status::InvalidArgument("Run: call Plan() first");
+  const auto q_dtypes = {DType::kF16, DType::kBF16};
+  FLASHJIT_RETURN_IF_ERROR(CheckTensor(q, "q", 3, q_dtypes));
+  if (q.dtype != c.q_dtype)
+    return Status::InvalidArgument(fmt::format("q: dtype {}, but the wrapper was created for {}",
+                                               DTypeName(q.dtype), DTypeName(c.q_dtype)));
+  if (c.cuda_graph ? q.shape[0] < s.batch : q.shape[0] != s.batch)
+    return Status::InvalidArgument(
+        fmt::format("q: batch dim {} but the plan has {} requests{}", q.shape[0], s.batch,
+                    c.cuda_graph ? " (graph mode: at least that many rows)" : ""));
+  FLASHJIT_RETURN_IF_ERROR(CheckDim(q, "q", 1, c.num_qo_heads, "num_qo_heads"));
+  FLASHJIT_RETURN_IF_ERROR(CheckDim(q, "q", 2, c.head_dim, "head_dim"));
+  FLASHJIT_RETURN_IF_ERROR(CheckTensor(out, "out", 3, q_dtypes));
+  FLASHJIT_RETURN_IF_ERROR(CheckSameDType(out, "out", q, "q"));
+  FLASHJIT_RETURN_IF_ERROR(CheckSameShape(out, "out", q, "q"));
+  const auto kv_dtypes = {c.kv_dtype};
+  FLASHJIT_RETURN_IF_ERROR(CheckTensor(k_cache, "k_cache", 4, kv_dtypes));
+  FLASHJIT_RETURN_IF_ERROR(CheckTensor(v_cache, "v_cache", 4, kv_dtypes));
+  FLASHJIT_RETURN_IF_ERROR(CheckSameShape(v_cache, "v_cache", k_cache, "k_cache"));
+  const bool nhd = c.layout == KVLayout::kNHD;
+  const char* expect = nhd ? "[num_pages, page_size, num_kv_heads, head_dim] (NHD)"
+                           : "[num_pages, num_kv_heads, page_size, head_dim] (HND)";
+  if (k_cache.shape[nhd ? 1 : 2] != c.page_size || k_cache.shape[nhd ? 2 : 1] != c.num_kv_heads ||
+      k_cache.shape[3] != c.head_dim)
+    return Status::InvalidArgument(
+        fmt::format("k_cache: {}; expected {} with page_size {}, {} kv "
+                    "heads, head_dim {}",
+                    k_cache.Describe(), expect, c.page_size, c.num_kv_heads, c.head_dim));
+  for (int d = 0; d < 4; ++d)
+    if (k_cache.strides[d] != v_cache.strides[d] && k_cache.shape[d] > 1)
+      return Status::InvalidArgument(fmt::format("v_cache: strides must equal k_cache's ({} vs {})",
+                                                 v_cache.Describe(), k_cache.Describe()));
+  FLASHJIT_RETURN_IF_ERROR(CheckTensor(kv_indices, "kv_indices", 1, {DType::kI32}));
+  FLASHJIT_RETURN_IF_ERROR(CheckContiguous(kv_indices, "kv_indices"));
+  if (kv_indices.shape[0] < s.nnz)
+    return Status::InvalidArgument(fmt::format(
+        "kv_indices: {} entries, but the plan's kv_indptr ends at {}", kv_indices.shape[0], s.nnz));
+  if (s.max_page_id >= k_cache.shape[0])
+    return Status::InvalidArgument(
+        fmt::format("kv_indices: page {} (from Plan) is out of range for k_cache's {} pages",
+                    s.max_page_id, k_cache.shape[0]));
+  FLASHJIT_RETURN_IF_ERROR(CheckKVAlignment(q, "q"));
+  FLASHJIT_RETURN_IF_ERROR(CheckKVAlignment(out, "out"));
+  FLASHJIT_RETURN_IF_ERROR(CheckKVAlignment(k_cache, "k_cache"));
+  FLASHJIT_RETURN_IF_ERROR(CheckKVAlignment(v_cache, "v_cache"));
+  for (const auto& [t, name] : {std::pair{&q, "q"},
+                                {&out, "out"},
+                                {&k_cache, "k_cache"},
+                                {&v_cache, "v_cache"},
+                                {&kv_indices, "kv_indices"}})
+    if (t->device != c.device)
+      return Status::InvalidArgument(
+          fmt::format("{}: on cuda:{}, but the wrapper is for cuda:{}", name, t->device, c.device));
+  FLASHJIT_RETURN_IF_ERROR(CheckLse(lse, {q.shape[0], c.num_qo_heads}, c.device));
+  if (s.batch == 0 && !c.cuda_graph) return Status::Ok();
+
+  attention::DecodeParams p{};
+  p.q = q.data;
+  p.k = k_cache.data;
+  p.v = v_cache.data;
+  p.kv_indices = static_cast<const int32_t*>(kv_indices.data);
+  p.out = out.data;
+  p.lse = Present(lse) ? static_cast<float*>(lse.data) : nullptr;
+  p.work = reinterpret_cast<const attention::DecodeWorkItem*>(s.workspace + s.off_work);
+  p.num_work = reinterpret_cast<const int32_t*>(s.workspace);
+  p.partial_lse = reinterpret_cast<float*>(s.workspace + s.off_plse);
+  p.partial_o = reinterpret_cast<float*>(s.workspace + s.off_po);
+  p.q_stride_b = q.strides[0];
+  p.q_stride_h = q.strides[1];
+  p.o_stride_b = out.strides[0];
+  p.o_stride_h = out.strides[1];
+  p.lse_stride_b = Present(lse) ? lse.strides[0] : 0;
+  p.kv_page_stride = k_cache.strides[0];
+  p.kv_token_stride = k_cache.strides[nhd ? 1 : 2];
+  p.kv_head_stride = k_cache.strides[nhd ? 2 : 1];
+  p.page_size = attention::MakeFastDivisor(static_cast<uint32_t>(c.page_size));
+  p.num_qo_heads = c.num_qo_heads;
+  p.num_kv_heads = c.num_kv_heads;
+  p.group_size = c.num_qo_heads / c.num_kv_heads;
+  p.q_tiles = s.q_tiles;
+  FillOptionParams(s.options, c.head_dim, &p);
+
+  attention::DecodeMergeParams mp{};
+  mp.partial_o = p.partial_o;
+  mp.partial_lse = p.partial_lse;
+  mp.items = reinterpret_cast<const attention::DecodeMergeItem*>(s.workspace + s.off_merge);
+  mp.num_items = p.num_work + 1;
+  mp.out = p.out;
+  mp.lse = p.lse;
+  mp.sinks = p.sinks;
+  mp.o_stride_b = p.o_stride_b;
+  mp.o_stride_h = p.o_stride_h;
+  mp.lse_stride_b = p.lse_stride_b;
+  mp.num_qo_heads = p.num_qo_heads;
+  const int grid = c.cuda_graph ? s.cap_items : s.n_items;
+  const int merge = c.cuda_graph ? s.cap_merge : s.n_merge;
+  return LaunchDecode(*s.kernel, s.spec, p, grid, mp, merge, static_cast<CUstream>(stream));
+}
+
+Status SplitKVCache(const TensorView& cache, TensorView* k_cache, TensorView* v_cache) {
+  if (!k_cache || !v_cache) return Status::InvalidArgument("SplitKVCache: null output view");
+  if (cache.ndim != 5 || cache.shape[1] != 2)
+    return Status::InvalidArgument(fmt::format(
+        "cache: {}; expected [num_pages, 2, page_size, num_kv_heads, head_dim] (NHD) or "
+        "[num_pages, 2, num_kv_heads, page_size, head_dim] (HND)",
+        cache.Describe()));
+  for (int which = 0; which < 2; ++which) {
+    TensorView t;
+    t.dtype = cache.dtype;
+    t.device = cache.device;
+    t.ndim = 4;
+    t.data = static_cast<char*>(cache.data) + which * cache.strides[1] * DTypeBytes(cache.dtype);
+    t.shape[0] = cache.shape[0];
+    t.strides[0] = cache.strides[0];
+    for (int d = 1; d < 4; ++d) {
+      t.shape[d] = cache.shape[d + 1];
+      t.strides[d] = cache.strides[d + 1];
+    }
+    *(which == 0 ? k_cache : v_cache) = t;
+  }
+  return Status::Ok();
+}
+
+}  // namespace flashjit

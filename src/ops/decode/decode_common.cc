@@ -1,0 +1,115 @@
+#include "src/ops/decode/decode_common.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+namespace flashjit::ops {
+
+Status CheckDecodeDTypes(DType q_dtype, DType kv_dtype, int64_t head_dim) {
+  if (q_dtype != DType::kF16 && q_dtype != DType::kBF16)
+    return Status::InvalidArgument(
+        fmt::format("q: dtype {} not supported; allowed: f16, bf16", DTypeName(q_dtype)));
+  const bool fp8 = kv_dtype == DType::kF8E4M3 || kv_dtype == DType::kF8E5M2;
+  if (kv_dtype != q_dtype && !fp8)
+    return Status::InvalidArgument(
+        fmt::format("kv: dtype {} with q dtype {}; allowed: q's dtype, e4m3, e5m2",
+                    DTypeName(kv_dtype), DTypeName(q_dtype)));
+  if (head_dim != 64 && head_dim != 128 && head_dim != 256)
+    return Status::InvalidArgument(
+        fmt::format("head_dim: {} not supported; allowed: 64, 128, 256", head_dim));
+  return Status::Ok();
+}
+
+Status CheckDecodeOptions(const DecodeOptions& o, int64_t num_qo_heads, int device) {
+  auto finite_positive = [](float x) { return std::isfinite(x) && x > 0.f; };
+  if (!(std::isfinite(o.sm_scale) && o.sm_scale >= 0.f))
+    return Status::InvalidArgument(
+        fmt::format("sm_scale: {} must be finite and >= 0 (0: 1/sqrt(head_dim))", o.sm_scale));
+  if (!(std::isfinite(o.logits_soft_cap) && o.logits_soft_cap >= 0.f))
+    return Status::InvalidArgument(
+        fmt::format("logits_soft_cap: {} must be finite and >= 0 (0: off)", o.logits_soft_cap));
+  if (o.window_left < -1)
+    return Status::InvalidArgument(
+        fmt::format("window_left: {} must be >= 0, or -1 (no window)", o.window_left));
+  if (!finite_positive(o.k_scale) || !finite_positive(o.v_scale))
+    return Status::InvalidArgument(
+        fmt::format("k_scale / v_scale: {} / {} must be finite and > 0", o.k_scale, o.v_scale));
+  if (o.rope &&
+      (!finite_positive(o.rope_scale) || !(std::isfinite(o.rope_theta) && o.rope_theta > 1.f)))
+    return Status::InvalidArgument(
+        fmt::format("rope_scale / rope_theta: {} / {}; need rope_scale > 0 and rope_theta > 1",
+                    o.rope_scale, o.rope_theta));
+  if (Present(o.sinks)) {
+    FLASHJIT_RETURN_IF_ERROR(CheckTensor(o.sinks, "sinks", 1, {DType::kF32}));
+    FLASHJIT_RETURN_IF_ERROR(CheckDim(o.sinks, "sinks", 0, num_qo_heads, "num_qo_heads"));
+    FLASHJIT_RETURN_IF_ERROR(CheckContiguous(o.sinks, "sinks"));
+    if (o.sinks.device != device)
+      return Status::InvalidArgument(
+          fmt::format("sinks: on cuda:{}, but q is on cuda:{}", o.sinks.device, device));
+  }
+  return Status::Ok();
+}
+
+Status CheckKVAlignment(const TensorView& t, const char* name) {
+  const int64_t elems16 = 16 / DTypeBytes(t.dtype);
+  if (reinterpret_cast<uintptr_t>(t.data) % 16 != 0)
+    return Status::InvalidArgument(fmt::format("{}: data must be 16-byte aligned", name));
+  for (int d = 0; d + 1 < t.ndim; ++d) {
+    if (t.shape[d] > 1 && t.strides[d] % elems16 != 0)
+      return Status::InvalidArgument(
+          fmt::format("{}: stride {} of dim {} is not a multiple of {} elements (16 bytes) ({})",
+                      name, t.strides[d], d, elems16, t.Describe()));
+  }
+  return CheckInnerContiguous(t, name);
+}
+
+Status CheckLse(const TensorView& lse, std::initializer_list<int64_t> shape, int device) {
+  if (!Present(lse)) return Status::Ok();
+  FLASHJIT_RETURN_IF_ERROR(CheckTensor(lse, "lse", static_cast<int>(shape.size()), {DType::kF32}));
+  int d = 0;
+  for (int64_t s : shape) FLASHJIT_RETURN_IF_ERROR(CheckDim(lse, "lse", d++, s, "q's heads"));
+  FLASHJIT_RETURN_IF_ERROR(CheckInnerContiguous(lse, "lse"));
+  if (lse.device != device)
+    return Status::InvalidArgument(
+        fmt::format("lse: on cuda:{}, but q is on cuda:{}", lse.device, device));
+  return Status::Ok();
+}
+
+DecodeSpec DecodeSpecFor(DType q_dtype, DType kv_dtype, int head_dim, const DecodeOptions& o) {
+  return ChooseDecode(q_dtype, kv_dtype, head_dim, o.logits_soft_cap > 0.f, o.alibi, o.rope);
+}
+
+void FillOptionParams(const DecodeOptions& o, int head_dim, attention::DecodeParams* p) {
+  const float sm_scale =
+      (o.sm_scale > 0.f ? o.sm_scale : 1.f / std::sqrt(float(head_dim))) * o.k_scale;
+  const bool transformed = o.logits_soft_cap > 0.f || o.alibi;
+  p->sm_scale = sm_scale;
+  p->score_scale = transformed ? 1.f : sm_scale * 1.4426950408889634f;
+  p->soft_cap = o.logits_soft_cap > 0.f ? o.logits_soft_cap : 1.f;
+  p->v_scale = o.v_scale;
+  p->rope_rcp_scale = 1.f / o.rope_scale;
+  p->rope_log2_theta = std::log2(o.rope_theta);
+  p->window_left = o.window_left;
+  p->sinks = static_cast<const float*>(o.sinks.data);
+}
+
+Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
+                    const attention::DecodeParams& p, int grid_items,
+                    const attention::DecodeMergeParams& mp, int merge_items, CUstream stream) {
+  runtime::LaunchConfig cfg;
+  cfg.grid_x = static_cast<uint32_t>(grid_items);
+  cfg.grid_y = static_cast<uint32_t>(p.num_kv_heads * p.q_tiles);
+  cfg.block_x = attention::kDecodeThreads;
+  cfg.dynamic_smem = static_cast<uint32_t>(DecodeSmemBytes(spec));
+  FLASHJIT_RETURN_IF_ERROR(kernel.Launch(0, cfg, &p, stream));
+  if (merge_items <= 0) return Status::Ok();
+  runtime::LaunchConfig mcfg;
+  mcfg.grid_x = static_cast<uint32_t>(merge_items);
+  mcfg.grid_y = static_cast<uint32_t>((p.num_qo_heads + attention::kMergeHeadsPerCta - 1) /
+                                      attention::kMergeHeadsPerCta);
+  mcfg.block_x = attention::kMergeHeadsPerCta * 32;
+  return kernel.Launch(1, mcfg, &mp, stream);
+}
+
+}  // namespace flashjit::ops

@@ -1,0 +1,36 @@
+// Pieces shared by single and batch decode: option checks, Params from options, launches.
+#pragma once
+
+#include <cuda.h>
+#include <flashjit/decode.h>
+
+#include "attention/decode_params.cuh"
+#include "src/ops/decode/decode_spec.h"
+#include "src/runtime/kernel.h"
+
+namespace flashjit::ops {
+
+// q/out dtype, KV dtype and head dim are supported together.
+Status CheckDecodeDTypes(DType q_dtype, DType kv_dtype, int64_t head_dim);
+// Scales finite and positive, soft cap >= 0, window >= -1, RoPE parameters, sinks f32 [Hq] on
+// `device`.
+Status CheckDecodeOptions(const DecodeOptions& o, int64_t num_qo_heads, int device);
+// A KV tensor's data and every stride but the innermost allow 16-byte accesses.
+Status CheckKVAlignment(const TensorView& t, const char* name);
+// An optional f32 lse with `shape` (1 or 2 dims), contiguous rows.
+Status CheckLse(const TensorView& lse, std::initializer_list<int64_t> shape, int device);
+inline bool Present(const TensorView& t) { return t.data != nullptr || t.ndim != 0; }
+
+// The spec for these options.
+DecodeSpec DecodeSpecFor(DType q_dtype, DType kv_dtype, int head_dim, const DecodeOptions& o);
+
+// Runtime fields of the Params from the options (scales, cap, window, RoPE, sinks).
+void FillOptionParams(const DecodeOptions& o, int head_dim, attention::DecodeParams* p);
+
+// Launches the attention kernel over `grid_items` work items and, when `merge_items` > 0, the
+// merge kernel.
+Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
+                    const attention::DecodeParams& p, int grid_items,
+                    const attention::DecodeMergeParams& mp, int merge_items, CUstream stream);
+
+}  // namespace flashjit::ops

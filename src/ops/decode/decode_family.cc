@@ -1,0 +1,110 @@
+// The decode op family: its variant fields, template and entry points.
+#include <fmt/format.h>
+
+#include "attention/decode_params.cuh"
+#include "src/ops/decode/decode_spec.h"
+#include "src/spec/family.h"
+#include "src/spec/spec_factory.h"
+
+namespace flashjit::ops {
+namespace {
+
+const spec::OpFamily* DecodeFamily() {
+  static const spec::OpFamily f = [] {
+    spec::OpFamily f;
+    f.op = "decode";
+    f.doc = "decode attention over a paged or contiguous KV cache (tensor cores, split-KV)";
+    f.header = "attention/decode_kernels.cuh";
+    f.fields = {
+        spec::EnumField("dtype_q", {"f16", "bf16"}, nullptr, "query and output dtype"),
+        spec::EnumField("dtype_kv", {"f16", "bf16", "e4m3", "e5m2"}, nullptr,
+                        "KV cache dtype: dtype_q, or fp8"),
+        spec::IntField("head_dim", {64, 128, 256}, nullptr, "h", "head dimension"),
+        spec::IntRangeField("stages", 2, 8, 3, "s", "cp.async pipeline depth (tiles of 64 keys)"),
+        spec::BoolField("soft_cap", false, "cap", "logits soft cap: cap * tanh(x / cap)"),
+        spec::BoolField("alibi", false, "alibi", "ALiBi position bias"),
+        spec::BoolField("rope", false, "rope", "RoPE on q and k inside the kernel"),
+    };
+    f.check = [](const spec::Json& s) -> Status {
+      const std::string q = s["dtype_q"], kv = s["dtype_kv"];
+      if (kv != q && kv != "e4m3" && kv != "e5m2")
+        return Status::InvalidArgument(fmt::format(
+            "dtype_kv: '{}' with dtype_q '{}'; a 16-bit KV cache must have dtype_q's dtype, or "
+            "use e4m3 / e5m2",
+            kv, q));
+      const int kv_bytes = kv.size() == 4 && kv[0] == 'e' ? 1 : 2;
+      const int smem =
+          attention::DecodeSmemBytes(s["head_dim"].get<int>(), kv_bytes, s["stages"].get<int>());
+      if (smem > 227 * 1024)
+        return Status::InvalidArgument(
+            fmt::format("stages: {} stages need {} bytes of shared memory; at most 232448 fit",
+                        s["stages"].get<int>(), smem));
+      return Status::Ok();
+    };
+    f.entries = {{"flashjit_decode", "flashjit::attention::decode_attention",
+                  "flashjit::attention::DecodeParams", "Variant::kThreads"},
+                 {"flashjit_decode_merge", "flashjit::attention::decode_merge",
+                  "flashjit::attention::DecodeMergeParams", "Variant::kThreads"}};
+    f.variant_body = [](const spec::Json& s) {
+      return fmt::format(
+          "  using DTypeQ = {};\n  using DTypeKV = {};\n  static constexpr int kThreads = 128;\n"
+          "  static constexpr int kHeadDim = {};\n  static constexpr int kStages = {};\n"
+          "  static constexpr bool kSoftCap = {};\n  static constexpr bool kAlibi = {};\n"
+          "  static constexpr bool kRope = {};\n",
+          spec::CxxType(s["dtype_q"].get<std::string>()),
+          spec::CxxType(s["dtype_kv"].get<std::string>()), s["head_dim"].get<int>(),
+          s["stages"].get<int>(), s["soft_cap"].get<bool>(), s["alibi"].get<bool>(),
+          s["rope"].get<bool>());
+    };
+    return f;
+  }();
+  return &f;
+}
+
+FLASHJIT_REGISTER_FAMILY(DecodeFamily);
+
+}  // namespace
+
+Result<VariantSpec> DecodeSpec::ToVariant() const {
+  return SpecFactory::FromJsonValue({{"op", "decode"},
+                                     {"dtype_q", std::string(DTypeName(q_dtype))},
+                                     {"dtype_kv", std::string(DTypeName(kv_dtype))},
+                                     {"head_dim", head_dim},
+                                     {"stages", stages},
+                                     {"soft_cap", soft_cap != 0},
+                                     {"alibi", alibi != 0},
+                                     {"rope", rope != 0}});
+}
+
+int DecodeStages(int head_dim, int kv_bytes) {
+  // About 32 KB of K+V per stage in flight for 16-bit caches; two CTAs per SM up to D = 128.
+  if (kv_bytes == 2) return head_dim == 64 ? 4 : head_dim == 128 ? 3 : 2;
+  return head_dim == 64 ? 6 : head_dim == 128 ? 4 : 2;
+}
+
+int DecodeSmemBytes(const DecodeSpec& s) {
+  return attention::DecodeSmemBytes(s.head_dim, DTypeBytes(s.kv_dtype), s.stages);
+}
+
+int DecodeCtasPerSm(int head_dim, int kv_bytes) {
+  const int smem = attention::DecodeSmemBytes(head_dim, kv_bytes, DecodeStages(head_dim, kv_bytes));
+  int by_smem = (228 * 1024) / (smem + 1024);
+  const int by_regs = head_dim == 64 ? 3 : head_dim == 128 ? 2 : 1;
+  by_smem = by_smem < 1 ? 1 : by_smem;
+  return by_smem < by_regs ? by_smem : by_regs;
+}
+
+DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_cap, bool alibi,
+                        bool rope) {
+  DecodeSpec s;
+  s.q_dtype = q_dtype;
+  s.kv_dtype = kv_dtype;
+  s.head_dim = static_cast<uint16_t>(head_dim);
+  s.stages = static_cast<uint8_t>(DecodeStages(head_dim, DTypeBytes(kv_dtype)));
+  s.soft_cap = soft_cap;
+  s.alibi = alibi;
+  s.rope = rope;
+  return s;
+}
+
+}  // namespace flashjit::ops

@@ -1,0 +1,83 @@
+#include "src/ops/decode/decode_schedule.h"
+
+#include <algorithm>
+
+namespace flashjit::ops {
+namespace {
+
+constexpr int64_t kTile = attention::kDecodeTileKV;
+
+int64_t ItemsFor(const std::vector<DecodeRequest>& requests, int64_t chunk) {
+  int64_t items = 0;
+  for (const DecodeRequest& r : requests) {
+    const int64_t keys = r.kv_len - r.kv_start;
+    items += std::max<int64_t>(1, (keys + chunk - 1) / chunk);
+  }
+  return items;
+}
+
+}  // namespace
+
+int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits) {
+  // The chooser never takes more than about four waves of split items beyond one per request.
+  const int64_t per_wave = std::max(1, limits.slots / std::max(1, limits.ctas_per_item));
+  return static_cast<int32_t>(max_batch + 4 * per_wave + 4);
+}
+
+int32_t ChooseDecodeChunk(const std::vector<DecodeRequest>& requests,
+                          const DecodeScheduleLimits& limits) {
+  int64_t longest = 0;
+  for (const DecodeRequest& r : requests)
+    longest = std::max<int64_t>(longest, r.kv_len - r.kv_start);
+  const int64_t max_tiles = std::max<int64_t>(1, (longest + kTile - 1) / kTile);
+  const int64_t per_wave = std::max(1, limits.slots);
+  // Costs in units of one tile's time; a CTA's fixed cost (launch, prologue, epilogue) is
+  // about one tile, the merge launch about two.
+  int64_t best_tiles = max_tiles;
+  double best_cost = 1e300;
+  const int64_t step = std::max<int64_t>(1, max_tiles / 1024);  // bounded planning time
+  for (int64_t tiles = max_tiles; tiles >= 1; tiles -= (tiles > step ? step : 1)) {
+    const int64_t items = ItemsFor(requests, tiles * kTile);
+    if (items > limits.max_items) break;  // smaller chunks only make more items
+    const int64_t ctas = items * limits.ctas_per_item;
+    const int64_t waves = (ctas + per_wave - 1) / per_wave;
+    const bool split = items > static_cast<int64_t>(requests.size());
+    const double cost = static_cast<double>(waves) * (tiles + 1) + (split ? 2.0 : 0.0);
+    if (cost < best_cost) {  // ties keep the larger chunk (fewer partials)
+      best_cost = cost;
+      best_tiles = tiles;
+    }
+    if (tiles == 1) break;
+  }
+  return static_cast<int32_t>(best_tiles * kTile);
+}
+
+DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
+                                   const DecodeScheduleLimits& limits) {
+  DecodeSchedule s;
+  s.chunk = ChooseDecodeChunk(requests, limits);
+  for (int32_t b = 0; b < static_cast<int32_t>(requests.size()); ++b) {
+    const DecodeRequest& r = requests[b];
+    const int32_t keys = r.kv_len - r.kv_start;
+    const int32_t n = std::max(1, (keys + s.chunk - 1) / s.chunk);
+    if (n > 1) s.merge.push_back({b, s.num_partials, n, 0});
+    for (int32_t i = 0; i < n; ++i) {
+      attention::DecodeWorkItem w;
+      w.request = b;
+      w.page_begin = r.page_begin;
+      w.kv_len = r.kv_len;
+      w.kv_start = r.kv_start + i * s.chunk;
+      w.kv_end = std::min(r.kv_len, w.kv_start + s.chunk);
+      w.partial = n > 1 ? s.num_partials + i : -1;
+      s.work.push_back(w);
+    }
+    if (n > 1) s.num_partials += n;
+  }
+  // Longest first: the GPU starts CTAs roughly in launch order.
+  std::stable_sort(s.work.begin(), s.work.end(), [](const auto& a, const auto& b) {
+    return a.kv_end - a.kv_start > b.kv_end - b.kv_start;
+  });
+  return s;
+}
+
+}  // namespace flashjit::ops

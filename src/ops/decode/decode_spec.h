@@ -1,0 +1,35 @@
+// The typed spec of the decode family and the choice of variant for a problem.
+#pragma once
+
+#include <flashjit/spec.h>
+#include <flashjit/tensor.h>
+
+#include <cstdint>
+
+#include "src/ops/common/check.h"
+
+namespace flashjit::ops {
+
+struct DecodeSpec {
+  static constexpr uint32_t kFamilyId = FamilyId("decode");
+  DType q_dtype = DType::kBF16;   // q, out, and the tensor-core type
+  DType kv_dtype = DType::kBF16;  // q_dtype, or fp8 (e4m3 / e5m2)
+  uint16_t head_dim = 128;
+  uint8_t stages = 3;  // cp.async pipeline depth, in tiles of 64 keys
+  uint8_t soft_cap = 0;
+  uint8_t alibi = 0;
+  uint8_t rope = 0;
+
+  Result<VariantSpec> ToVariant() const;
+};
+
+// Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
+int DecodeStages(int head_dim, int kv_bytes);
+int DecodeCtasPerSm(int head_dim, int kv_bytes);
+// Dynamic shared memory of a decode variant.
+int DecodeSmemBytes(const DecodeSpec& spec);
+
+DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_cap, bool alibi,
+                        bool rope);
+
+}  // namespace flashjit::ops

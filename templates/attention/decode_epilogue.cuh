@@ -1,0 +1,91 @@
+// The end of a decode CTA: merge the four warps' softmax states through shared memory, then
+// write the normalised output and LSE (or, for a split request, the partial result of this
+// work item for the merge kernel).
+#pragma once
+
+#include "attention/decode_warp.cuh"
+#include "common/vec.cuh"
+
+namespace flashjit::attention {
+
+// REQUIRES: every warp has finished with the pipeline's shared memory (a barrier before).
+// o_smem holds (4 warps, 16, D + 8) floats; stats holds (4 * 16 * 2 + 4 * 16 + 16) floats.
+template <class V>
+FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem& w,
+                                    const DecodeWarp<V>& st, int qh0, int rows, float* o_smem,
+                                    float* stats) {
+  using T = typename V::DTypeQ;
+  constexpr int kD = V::kHeadDim, kStride = kD + 8, kWarps = kDecodeThreads / 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+
+  // Each warp's unnormalised O and its (m, l) per row.         (4, 16, D)
+  float* ow = o_smem + warp * kDecodeQTile * kStride;
+#pragma unroll
+  for (int j = 0; j < kD / 8; ++j) {
+    const int col = j * 8 + 2 * t;
+    *reinterpret_cast<float2*>(ow + g * kStride + col) = make_float2(st.o[j][0], st.o[j][1]);
+    *reinterpret_cast<float2*>(ow + (g + 8) * kStride + col) = make_float2(st.o[j][2], st.o[j][3]);
+  }
+  float* ml = stats;                                  // (4, 16, 2)
+  float* factor = stats + kWarps * kDecodeQTile * 2;  // (4, 16)
+  float* row_lse = factor + kWarps * kDecodeQTile;    // (16)
+  if (t == 0) {
+    ml[(warp * kDecodeQTile + g) * 2 + 0] = st.m[0];
+    ml[(warp * kDecodeQTile + g) * 2 + 1] = st.l[0];
+    ml[(warp * kDecodeQTile + g + 8) * 2 + 0] = st.m[1];
+    ml[(warp * kDecodeQTile + g + 8) * 2 + 1] = st.l[1];
+  }
+  __syncthreads();
+
+  // Per row: the weight of each warp's state, and the row's LSE.
+  if (threadIdx.x < kDecodeQTile) {
+    const int r = threadIdx.x;
+    const float c = p.score_scale;
+    float m = NegInf();
+    for (int i = 0; i < kWarps; ++i) m = fmaxf(m, ml[(i * kDecodeQTile + r) * 2]);
+    float total = 0.f, e[kWarps];
+    for (int i = 0; i < kWarps; ++i) {
+      e[i] = ScoreWeight(ml[(i * kDecodeQTile + r) * 2], m, c);
+      total += e[i] * ml[(i * kDecodeQTile + r) * 2 + 1];
+    }
+    const float inv = total > 0.f ? 1.f / total : 0.f;
+    for (int i = 0; i < kWarps; ++i) factor[i * kDecodeQTile + r] = e[i] * inv;
+    row_lse[r] = StateLse(m, total, c);
+  }
+  __syncthreads();
+
+  for (int idx = threadIdx.x; idx < rows * (kD / 4); idx += kDecodeThreads) {
+    const int r = idx / (kD / 4), c4 = (idx % (kD / 4)) * 4;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int i = 0; i < kWarps; ++i) {
+      const float f = factor[i * kDecodeQTile + r];
+      const float4 x =
+          *reinterpret_cast<const float4*>(o_smem + (i * kDecodeQTile + r) * kStride + c4);
+      acc.x += f * x.x;
+      acc.y += f * x.y;
+      acc.z += f * x.z;
+      acc.w += f * x.w;
+    }
+    const int qh = qh0 + r;
+    float lse2 = row_lse[r];
+    if (w.partial < 0) {
+      float scale = p.v_scale;
+      if (p.sinks) scale *= AddSink(lse2, p.sinks[qh]);
+      Vec<T, 4> o;
+      o.v[0] = FromFloat<T>(acc.x * scale);
+      o.v[1] = FromFloat<T>(acc.y * scale);
+      o.v[2] = FromFloat<T>(acc.z * scale);
+      o.v[3] = FromFloat<T>(acc.w * scale);
+      StoreVec(static_cast<T*>(p.out) + w.request * p.o_stride_b + qh * p.o_stride_h + c4, o);
+      if (c4 == 0 && p.lse) p.lse[w.request * p.lse_stride_b + qh] = lse2;
+    } else {
+      const int64_t slot = static_cast<int64_t>(w.partial) * p.num_qo_heads + qh;
+      *reinterpret_cast<float4*>(p.partial_o + slot * kD + c4) =
+          make_float4(acc.x * p.v_scale, acc.y * p.v_scale, acc.z * p.v_scale, acc.w * p.v_scale);
+      if (c4 == 0) p.partial_lse[slot] = lse2;
+    }
+  }
+}
+
+}  // namespace flashjit::attention

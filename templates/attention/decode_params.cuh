@@ -1,0 +1,130 @@
+// Params of the decode attention kernels: plain data shared by host and device.
+//
+// One decode CTA computes one work item for one kv head (and one tile of up to 16 of its query
+// heads): the attention of a request's query over the key range [kv_start, kv_end) of its cache.
+// A request whose keys were split over several work items writes partial results (fp32 output
+// and base-2 log-sum-exp) into slots of the workspace; the merge kernel combines them.
+#pragma once
+
+#include "common/config.cuh"
+
+namespace flashjit::attention {
+
+// Query heads per CTA: the M dimension of the m16n8k16 tensor-core tile.
+constexpr int kDecodeQTile = 16;
+// Keys per pipeline stage, and threads per CTA (4 warps of 16 keys each).
+constexpr int kDecodeTileKV = 64;
+constexpr int kDecodeThreads = 128;
+// Query heads the merge kernel handles per CTA (one warp each).
+constexpr int kMergeHeadsPerCta = 4;
+
+struct DecodeWorkItem {
+  int32_t request;     // row of q / out / lse
+  int32_t page_begin;  // offset of the request's first page id in kv_indices
+  int32_t kv_len;      // the request's whole cache length (the query sits at kv_len - 1)
+  int32_t kv_start;    // keys [kv_start, kv_end) of this item
+  int32_t kv_end;
+  int32_t partial;  // slot in the partial buffers, or -1: write out and lse directly
+};
+static_assert(sizeof(DecodeWorkItem) == 24, "DecodeWorkItem layout is shared with the host");
+
+struct DecodeMergeItem {
+  int32_t request;
+  int32_t first_partial;  // slots first_partial .. first_partial + num_partials - 1
+  int32_t num_partials;
+  int32_t pad_;
+};
+static_assert(sizeof(DecodeMergeItem) == 16, "DecodeMergeItem layout is shared with the host");
+
+// n / d for 0 <= n < 2^31 by a multiply and a shift (d >= 1, set on the host).
+struct FastDivisor {
+  uint64_t mul;
+  uint32_t shift;
+  uint32_t divisor;
+};
+
+FLASHJIT_HD inline FastDivisor MakeFastDivisor(uint32_t d) {
+  // mul = ceil(2^(31+l) / d) with l = ceil(log2 d): exact for every n < 2^31.
+  uint32_t l = 0;
+  while ((1ull << l) < d) ++l;
+  const uint64_t k = 31 + l;
+  FastDivisor f;
+  f.mul = ((1ull << k) + d - 1) / d;
+  f.shift = static_cast<uint32_t>(k);
+  f.divisor = d;
+  return f;
+}
+
+FLASHJIT_HD inline uint32_t FastDiv(uint32_t n, const FastDivisor& f) {
+  return static_cast<uint32_t>((static_cast<uint64_t>(n) * f.mul) >> f.shift);
+}
+
+struct DecodeParams {
+  const void* q;               // [B, Hq, D]
+  const void* k;               // cache of keys (see the strides below)
+  const void* v;               // cache of values, same strides as k
+  const int32_t* kv_indices;   // page ids; null: one contiguous page (single decode)
+  void* out;                   // [B, Hq, D], dtype of q
+  float* lse;                  // [B, Hq] base 2, or null
+  const DecodeWorkItem* work;  // null: uniform split of request 0 (single decode)
+  const int32_t* num_work;     // number of valid items (CTAs beyond it exit); null: gridDim.x
+  float* partial_o;            // [slots, Hq, D]
+  float* partial_lse;          // [slots, Hq]
+  const float* sinks;          // [Hq] natural-log sink logits, or null
+  int64_t q_stride_b, q_stride_h;
+  int64_t o_stride_b, o_stride_h;
+  int64_t lse_stride_b;
+  // Element (page, token in page, kv head, d) of k and v lies at
+  //   page * page_stride + token * token_stride + head * head_stride + d.
+  int64_t kv_page_stride, kv_token_stride, kv_head_stride;
+  FastDivisor page_size;
+  int32_t num_qo_heads, num_kv_heads, group_size, q_tiles;
+  int32_t single_kv_len;  // uniform split: the cache length
+  int32_t single_chunk;   // uniform split: keys per item
+  float sm_scale;         // logits = sm_scale * q.k (k_scale folded in)
+  float score_scale;      // factor inside exp2: sm_scale*log2(e), or 1 when logits are transformed
+  float soft_cap;         // logits = soft_cap * tanh(logits / soft_cap) when the variant caps
+  float v_scale;          // output *= v_scale
+  float rope_rcp_scale;   // RoPE: angle = pos * rope_rcp_scale * theta^(-2i/D)
+  float rope_log2_theta;
+  int32_t window_left;  // keys j >= kv_len - 1 - window_left are visible when windowed
+  int32_t pad_;
+};
+FLASHJIT_CHECK_PARAMS(DecodeParams, 224);
+
+struct DecodeMergeParams {
+  const float* partial_o;        // [slots, Hq, D]
+  const float* partial_lse;      // [slots, Hq]
+  const DecodeMergeItem* items;  // null: one item, slots 0 .. single_partials - 1 of request 0
+  const int32_t* num_items;      // null: gridDim.x
+  void* out;
+  float* lse;
+  const float* sinks;
+  int64_t o_stride_b, o_stride_h, lse_stride_b;
+  int32_t num_qo_heads;
+  int32_t single_partials;
+};
+FLASHJIT_CHECK_PARAMS(DecodeMergeParams, 88);
+
+}  // namespace flashjit::attention
+
+namespace flashjit::attention {
+
+// Dynamic shared memory of the decode kernel (host and device agree through this function):
+//   [pipeline: stages x (K tile, V tile)  |  or, after the loop, 4 warps x 16 x (D + 8) fp32]
+//   [Q: 16 x D 16-bit, later the per-warp softmax statistics]
+//   [fp8 KV only: per-warp 16-bit copies of 16 keys and 16 values]
+FLASHJIT_HD constexpr int DecodePipelineBytes(int head_dim, int kv_bytes, int stages) {
+  return stages * 2 * kDecodeTileKV * head_dim * kv_bytes;
+}
+FLASHJIT_HD constexpr int DecodeEpilogueBytes(int head_dim) {
+  return (kDecodeThreads / 32) * kDecodeQTile * (head_dim + 8) * 4;
+}
+FLASHJIT_HD constexpr int DecodeSmemBytes(int head_dim, int kv_bytes, int stages) {
+  const int a = DecodePipelineBytes(head_dim, kv_bytes, stages);
+  const int b = DecodeEpilogueBytes(head_dim);
+  const int convert = kv_bytes == 1 ? (kDecodeThreads / 32) * 2 * 16 * head_dim * 2 : 0;
+  return (a > b ? a : b) + kDecodeQTile * head_dim * 2 + convert;
+}
+
+}  // namespace flashjit::attention

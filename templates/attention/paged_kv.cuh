@@ -1,0 +1,85 @@
+// Paged KV addressing and the cp.async loader of K/V tiles into shared memory.
+//
+// A tile is kTile consecutive keys of one request and one kv head, D elements each, stored in
+// shared memory as rows of 16-byte chunks with an XOR swizzle (chunk ^ row % 8) so that
+// ldmatrix reads of 8 rows hit 8 different bank groups. Keys past the end of the item are
+// zero-filled (masked scores must meet finite values in P.V).
+#pragma once
+
+#include "attention/cp_async_sm80.cuh"
+#include "attention/decode_params.cuh"
+
+namespace flashjit::attention {
+
+// Index of 16-byte chunk `chunk` of row `row` in a swizzled tile with kChunks chunks per row.
+template <int kChunks>
+FLASHJIT_DEVICE int SwizzledChunk(int row, int chunk) {
+  constexpr int kMask = (kChunks < 8 ? kChunks : 8) - 1;
+  return row * kChunks + (chunk ^ (row & kMask));
+}
+
+// Loads tiles of K and V for one (work item, kv head). Each thread copies a fixed chunk column
+// of kRows rows; the page ids of the next tile are read one tile ahead so that the page table
+// lookup is off the critical path.
+template <class TKV, int kHeadDim, int kTile, int kThreads>
+struct PagedTileLoader {
+  static constexpr int kChunks = kHeadDim * static_cast<int>(sizeof(TKV)) / 16;  // per row
+  static constexpr int kElemsPerChunk = 16 / static_cast<int>(sizeof(TKV));
+  static constexpr int kRowsPerPass = kThreads / kChunks;
+  static constexpr int kRows = kTile / kRowsPerPass;  // rows per thread
+  static_assert(kThreads % kChunks == 0 && kTile % kRowsPerPass == 0, "tile does not divide");
+  static constexpr int kTileBytes = kTile * kHeadDim * static_cast<int>(sizeof(TKV));
+
+  const char* k_base;  // k + kv_head * head_stride + chunk column, in bytes
+  const char* v_base;
+  const int32_t* page_ids;  // kv_indices + page_begin, or null (contiguous)
+  int64_t page_stride_bytes, token_stride_bytes;
+  FastDivisor page_size;
+  int kv_end;
+  int chunk, row0;
+  int32_t next_page[kRows];  // page id of each row of the tile fetched next
+
+  FLASHJIT_DEVICE void Init(const DecodeParams& p, const DecodeWorkItem& w, int kv_head) {
+    chunk = threadIdx.x % kChunks;
+    row0 = threadIdx.x / kChunks;
+    const int64_t head_bytes = kv_head * p.kv_head_stride * static_cast<int64_t>(sizeof(TKV));
+    k_base = static_cast<const char*>(p.k) + head_bytes + chunk * 16;
+    v_base = static_cast<const char*>(p.v) + head_bytes + chunk * 16;
+    page_ids = p.kv_indices ? p.kv_indices + w.page_begin : nullptr;
+    page_stride_bytes = p.kv_page_stride * static_cast<int64_t>(sizeof(TKV));
+    token_stride_bytes = p.kv_token_stride * static_cast<int64_t>(sizeof(TKV));
+    page_size = p.page_size;
+    kv_end = w.kv_end;
+  }
+
+  // Reads the page ids of the tile that starts at key `tile_start` (issue before IssueTile).
+  FLASHJIT_DEVICE void PrefetchPages(int tile_start) {
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+      const int tok = tile_start + row0 + i * kRowsPerPass;
+      next_page[i] = 0;
+      if (page_ids && tok < kv_end) next_page[i] = __ldg(page_ids + FastDiv(tok, page_size));
+    }
+  }
+
+  // Starts the copy of the tile at `tile_start` (whose pages were prefetched) into k_tile and
+  // v_tile (shared, kTileBytes each). Commits nothing.
+  FLASHJIT_DEVICE void IssueTile(int tile_start, char* k_tile, char* v_tile) const {
+#pragma unroll
+    for (int i = 0; i < kRows; ++i) {
+      const int row = row0 + i * kRowsPerPass;
+      const int tok = tile_start + row;
+      const bool valid = tok < kv_end;
+      const int in_page = page_ids ? tok - static_cast<int>(FastDiv(tok, page_size)) *
+                                               static_cast<int>(page_size.divisor)
+                                   : tok;
+      const int64_t off =
+          valid ? next_page[i] * page_stride_bytes + in_page * token_stride_bytes : 0;
+      const int dst = SwizzledChunk<kChunks>(row, chunk) * 16;
+      CpAsync16(k_tile + dst, k_base + off, valid);
+      CpAsync16(v_tile + dst, v_base + off, valid);
+    }
+  }
+};
+
+}  // namespace flashjit::attention

@@ -1,0 +1,106 @@
+// Helpers of the decode GPU tests: KV uploads in any dtype (fp8 included), comparisons of
+// outputs and LSE against the fp64 reference.
+#pragma once
+
+#include <flashjit/decode.h>
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstring>
+
+#include "tests/gpu/gpu_test_util.h"
+#include "tests/reference/attention_ref.h"
+#include "tests/reference/half.h"
+
+namespace flashjit::test {
+
+inline double DecodeFp8(DType dtype, uint8_t b) {
+  const int sign = b >> 7;
+  double x;
+  if (dtype == DType::kF8E4M3) {
+    const int e = (b >> 3) & 0xf, m = b & 7;
+    if (e == 15 && m == 7) return NAN;
+    x = e == 0 ? m / 8.0 * std::ldexp(1.0, -6) : (1 + m / 8.0) * std::ldexp(1.0, e - 7);
+  } else {
+    const int e = (b >> 2) & 0x1f, m = b & 3;
+    if (e == 31) return m ? NAN : (sign ? -INFINITY : INFINITY);
+    x = e == 0 ? m / 4.0 * std::ldexp(1.0, -14) : (1 + m / 4.0) * std::ldexp(1.0, e - 15);
+  }
+  return sign ? -x : x;
+}
+
+// Nearest fp8 code (by search over all finite codes: tests only).
+inline uint8_t EncodeFp8(DType dtype, float f) {
+  static double table[2][256];
+  static bool init = [] {
+    for (int c = 0; c < 256; ++c) {
+      table[0][c] = DecodeFp8(DType::kF8E4M3, static_cast<uint8_t>(c));
+      table[1][c] = DecodeFp8(DType::kF8E5M2, static_cast<uint8_t>(c));
+    }
+    return true;
+  }();
+  (void)init;
+  const double* t = table[dtype == DType::kF8E4M3 ? 0 : 1];
+  int best = 0;
+  double err = INFINITY;
+  for (int c = 0; c < 256; ++c) {
+    if (!std::isfinite(t[c])) continue;
+    const double e = std::abs(t[c] - f);
+    if (e < err) err = e, best = c;
+  }
+  return static_cast<uint8_t>(best);
+}
+
+// Values as `dtype` (16-bit or fp8) on the device; `rounded` gets what the device holds.
+inline DeviceBuffer UploadAs(DType dtype, const std::vector<float>& values,
+                             std::vector<double>* rounded) {
+  if (DTypeBytes(dtype) == 2) return Upload16(dtype, values, rounded);
+  std::vector<uint8_t> bytes(values.size());
+  rounded->resize(values.size());
+  for (size_t i = 0; i < values.size(); ++i) {
+    bytes[i] = EncodeFp8(dtype, values[i]);
+    (*rounded)[i] = DecodeFp8(dtype, bytes[i]);
+  }
+  DeviceBuffer buf(bytes.size() + 16);
+  buf.Upload(bytes.data(), bytes.size());
+  return buf;
+}
+
+inline std::vector<float> DownloadF32(const DeviceBuffer& buf, size_t count) {
+  std::vector<float> out(count);
+  buf.Download(out.data(), count * 4);
+  return out;
+}
+
+// Tolerance of the output's relative L2 error for a q dtype (P is rounded to it on the tensor
+// cores, then the output).
+inline double OutTolerance(DType q_dtype, bool fp8_kv, bool rope) {
+  double t = q_dtype == DType::kBF16 ? 1.5e-2 : 4e-3;
+  if (rope) t *= 3;  // the kernel rounds rotated q and k to 16 bits
+  if (fp8_kv) t *= 1.5;
+  return t;
+}
+
+// Checks out and lse (base 2) against the reference. `what` describes the case.
+inline void CheckDecode(const std::vector<float>& out, const std::vector<double>& ref_out,
+                        const std::vector<float>* lse, const std::vector<double>& ref_lse,
+                        double out_tol, const std::string& what) {
+  ErrorStats e = Compare(out, ref_out);
+  INFO(what << ": out " << e.ToString());
+  CHECK(e.non_finite == 0);
+  CHECK(e.rel_l2 < out_tol);
+  if (!lse) return;
+  int bad = 0;
+  std::string first;
+  for (size_t i = 0; i < ref_lse.size(); ++i) {
+    const double r = ref_lse[i], g = (*lse)[i];
+    const bool ok = std::isinf(r) ? (std::isinf(g) && g < 0)
+                                  : std::abs(g - r) <= 2e-3 * std::max(1.0, std::abs(r));
+    if (!ok && bad++ == 0) first = fmt::format("lse[{}] = {} (reference {})", i, g, r);
+  }
+  INFO(what << ": " << bad << " bad lse values; first " << first);
+  CHECK(bad == 0);
+}
+
+}  // namespace flashjit::test

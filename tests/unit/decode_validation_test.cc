@@ -1,0 +1,142 @@
+// Decode argument checks (every bad argument is InvalidArgument before any launch) and the
+// split-KV schedule, on the CPU with a dry-run engine.
+#include <flashjit/decode.h>
+
+#include <catch2/catch.hpp>
+
+#include "src/ops/decode/decode_schedule.h"
+
+namespace flashjit {
+namespace {
+
+std::shared_ptr<Engine> DryEngine() {
+  EngineOptions o;
+  o.dry_run = true;
+  o.arch = "sm_90a";
+  o.disable_cache = true;
+  o.read_environment = false;
+  auto e = Engine::Create(o);
+  REQUIRE(e.ok());
+  return *e;
+}
+
+void* Fake(uintptr_t offset = 0) { return reinterpret_cast<void*>(0x100000 + offset); }
+
+void ExpectInvalid(const Status& s, const std::string& needle) {
+  INFO(s.ToString());
+  CHECK(s.code() == StatusCode::kInvalidArgument);
+  CHECK(s.message().find(needle) != std::string::npos);
+}
+
+TEST_CASE("single decode rejects bad arguments before launch", "[decode]") {
+  auto engine = DryEngine();
+  const TensorView q = TensorView::Contiguous(Fake(), DType::kBF16, {32, 128});
+  const TensorView k = TensorView::Contiguous(Fake(1 << 20), DType::kBF16, {100, 8, 128});
+  const TensorView out = TensorView::Contiguous(Fake(2 << 20), DType::kBF16, {32, 128});
+  ExpectInvalid(
+      SingleDecode(*engine, TensorView::Contiguous(Fake(), DType::kF32, {32, 128}), k, k, out),
+      "q: dtype");
+  ExpectInvalid(SingleDecode(*engine, q, TensorView::Contiguous(Fake(), DType::kF16, {100, 8, 128}),
+                             TensorView::Contiguous(Fake(), DType::kF16, {100, 8, 128}), out),
+                "kv: dtype");
+  ExpectInvalid(SingleDecode(*engine, TensorView::Contiguous(Fake(), DType::kBF16, {32, 96}),
+                             TensorView::Contiguous(Fake(), DType::kBF16, {100, 8, 96}),
+                             TensorView::Contiguous(Fake(), DType::kBF16, {100, 8, 96}),
+                             TensorView::Contiguous(Fake(), DType::kBF16, {32, 96})),
+                "head_dim: 96");
+  ExpectInvalid(
+      SingleDecode(*engine, q, TensorView::Contiguous(Fake(), DType::kBF16, {100, 7, 128}),
+                   TensorView::Contiguous(Fake(), DType::kBF16, {100, 7, 128}), out),
+      "not a multiple");
+  // HND reading an NHD tensor: 100 "heads" do not divide 32 query heads.
+  ExpectInvalid(SingleDecode(*engine, q, k, k, out, {}, KVLayout::kHND), "not a multiple");
+  ExpectInvalid(
+      SingleDecode(*engine, q, k, k, TensorView::Contiguous(Fake(), DType::kBF16, {31, 128})),
+      "out: shape");
+  ExpectInvalid(
+      SingleDecode(*engine, q, k, k, out, TensorView::Contiguous(Fake(), DType::kF32, {31})),
+      "lse");
+  TensorView misaligned = k;
+  misaligned.data = Fake(2);
+  ExpectInvalid(SingleDecode(*engine, q, misaligned, misaligned, out), "16-byte aligned");
+  TensorView other_device = k;
+  other_device.device = 1;
+  ExpectInvalid(SingleDecode(*engine, q, other_device, other_device, out), "cuda:1");
+  DecodeOptions bad;
+  bad.window_left = -5;
+  ExpectInvalid(SingleDecode(*engine, q, k, k, out, {}, KVLayout::kNHD, bad), "window_left");
+  bad = {};
+  bad.v_scale = 0.f;
+  ExpectInvalid(SingleDecode(*engine, q, k, k, out, {}, KVLayout::kNHD, bad), "v_scale");
+  bad = {};
+  bad.sinks = TensorView::Contiguous(Fake(), DType::kF32, {31});
+  ExpectInvalid(SingleDecode(*engine, q, k, k, out, {}, KVLayout::kNHD, bad), "sinks");
+  CHECK(engine->stats().compiles == 0);
+}
+
+TEST_CASE("batch decode rejects bad page tables, workspaces and tensors", "[decode]") {
+  auto engine = DryEngine();
+  BatchDecodeConfig cfg;
+  cfg.num_qo_heads = 32;
+  cfg.num_kv_heads = 8;
+  cfg.max_batch_size = 4;
+  BatchDecodeConfig bad_cfg = cfg;
+  bad_cfg.head_dim = 96;
+  ExpectInvalid(BatchDecode::Create(*engine, bad_cfg).status(), "head_dim: 96");
+  bad_cfg = cfg;
+  bad_cfg.num_kv_heads = 5;
+  ExpectInvalid(BatchDecode::Create(*engine, bad_cfg).status(), "num_kv_heads");
+  auto w = BatchDecode::Create(*engine, cfg);
+  REQUIRE(w.ok());
+  const size_t ws = (*w)->WorkspaceBytes();
+  CHECK(ws > 0);
+  std::vector<int32_t> indptr = {0, 2, 3}, last = {16, 5}, indices = {4, 1, 2};
+  ExpectInvalid((*w)->Plan(indptr.data(), last.data(), 2, {}, Fake(), ws - 1), "workspace");
+  ExpectInvalid((*w)->Plan(indptr.data(), last.data(), 5, {}, Fake(), ws), "max_batch_size");
+  std::vector<int32_t> bad_indptr = {0, 3, 2};
+  ExpectInvalid((*w)->Plan(bad_indptr.data(), last.data(), 2, {}, Fake(), ws), "decreases");
+  std::vector<int32_t> bad_last = {17, 5};
+  ExpectInvalid((*w)->Plan(indptr.data(), bad_last.data(), 2, {}, Fake(), ws), "kv_last_page_len");
+  std::vector<int32_t> bad_indices = {4, 9, 2};
+  ExpectInvalid(
+      (*w)->Plan(indptr.data(), last.data(), 2, {}, Fake(), ws, nullptr, bad_indices.data(), 8),
+      "kv_indices[1]");
+  ExpectInvalid(
+      (*w)->Run(TensorView::Contiguous(Fake(), DType::kBF16, {2, 32, 128}), {}, {}, {}, {}),
+      "Plan() first");
+  CHECK(engine->stats().compiles == 0);
+}
+
+TEST_CASE("decode schedule splits long requests to fill the GPU", "[decode]") {
+  ops::DecodeScheduleLimits limits;
+  limits.ctas_per_item = 8;
+  limits.slots = 264;
+  limits.max_items = ops::DecodeMaxItems(256, limits);
+  // One long request: split into about one wave of CTAs.
+  auto one = ops::BuildDecodeSchedule({{0, 32768, 0}}, limits);
+  CHECK(one.work.size() * 8 >= 132);
+  CHECK(one.work.size() * 8 <= 264);
+  CHECK(one.merge.size() == 1);
+  // Every key is covered exactly once, in order, by chunks of at most `chunk` keys.
+  int covered = 0;
+  std::vector<std::pair<int, int>> ranges;
+  for (const auto& w : one.work) ranges.push_back({w.kv_start, w.kv_end});
+  std::sort(ranges.begin(), ranges.end());
+  for (auto [a, b] : ranges) {
+    CHECK(a == covered);
+    CHECK(b - a <= one.chunk);
+    covered = b;
+  }
+  CHECK(covered == 32768);
+  // A full batch of long requests needs no split.
+  std::vector<ops::DecodeRequest> full(64, {0, 4096, 0});
+  auto f = ops::BuildDecodeSchedule(full, limits);
+  CHECK(f.merge.empty());
+  CHECK(f.work.size() == 64);
+  // Empty requests still get an item (it writes zeros and -inf).
+  auto e = ops::BuildDecodeSchedule({{0, 0, 0}, {0, 5, 0}}, limits);
+  CHECK(e.work.size() == 2);
+}
+
+}  // namespace
+}  // namespace flashjit

@@ -1,0 +1,68 @@
+#!/usr/bin/env python3
+"""PyTorch baselines for decode on the benchmark grid of bench_decode.cc: cuDNN SDPA (and the
+flash backend) with contiguous KV, bf16, 32 query / 8 kv heads, head_dim 128.
+
+GQA is expressed without copying K/V: the group of 4 query heads that share a kv head becomes
+the query length, q [B, 8, 4, 128] against k, v [B, 8, L, 128] (no mask: a decode query sees
+every key), so exactly K + V are read. The enable_gqa form is timed too where it runs.
+Median of event-timed runs, rotating over input copies when a shape's KV is small."""
+import sys
+
+import torch
+from torch.nn.attention import SDPBackend, sdpa_kernel
+
+HQ, HKV, D = 32, 8, 128
+
+
+def median_us(fn, copies, iters=30, warmup=5):
+    for i in range(warmup):
+        fn(i % copies)
+    times = []
+    for i in range(iters):
+        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn(i % copies)
+        e.record()
+        e.synchronize()
+        times.append(s.elapsed_time(e) * 1000)
+    times.sort()
+    return times[len(times) // 2]
+
+
+def main():
+    dev = torch.device("cuda")
+    print(f"torch {torch.__version__} cudnn {torch.backends.cudnn.version()} "
+          f"{torch.cuda.get_device_name()}")
+    print(f"{'backend':<14} {'shape':<16} {'us':>9} {'TB/s':>7}")
+    for b in (1, 16, 64, 256):
+        for length in (1024, 4096, 16384, 32768):
+            kv_bytes = b * length * HKV * D * 2 * 2
+            copies = max(1, min(16, (1 << 30) // kv_bytes))
+            ks = [torch.randn(b, HKV, length, D, device=dev, dtype=torch.bfloat16) for _ in range(copies)]
+            vs = [torch.randn(b, HKV, length, D, device=dev, dtype=torch.bfloat16) for _ in range(copies)]
+            qg = [torch.randn(b, HKV, HQ // HKV, D, device=dev, dtype=torch.bfloat16) for _ in range(copies)]
+            q1 = [x.reshape(b, HQ, 1, D) for x in qg]
+            for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
+                                  ("flash", SDPBackend.FLASH_ATTENTION)):
+                for form in ("group-as-q", "enable_gqa"):
+                    try:
+                        with sdpa_kernel(backend):
+                            if form == "group-as-q":
+                                fn = lambda c: torch.nn.functional.scaled_dot_product_attention(
+                                    qg[c], ks[c], vs[c])
+                            else:
+                                fn = lambda c: torch.nn.functional.scaled_dot_product_attention(
+                                    q1[c], ks[c], vs[c], enable_gqa=True)
+                            us = median_us(fn, copies)
+                        print(f"{name + ':' + form:<24} B={b} L={length:<6} {us:9.2f} "
+                              f"{kv_bytes / us / 1e6:7.3f}", flush=True)
+                    except Exception as ex:  # noqa: BLE001 - report and go on
+                        print(f"{name + ':' + form:<24} B={b} L={length:<6} unavailable: "
+                              f"{str(ex).splitlines()[0][:80]}", flush=True)
+            del ks, vs, qg, q1
+            torch.cuda.empty_cache()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
