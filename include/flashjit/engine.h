@@ -42,6 +42,17 @@ struct FLASHJIT_API EngineOptions {
   // needs no GPU: run a server's or a test suite's warm-up path on a build machine to prewarm
   // the cache with exactly the variants it uses.
   bool dry_run = false;
+  // How long to wait for another process that is compiling the same kernel into the shared
+  // cache before compiling it here as well ($FLASHJIT_COMPILE_WAIT_S). A peer that dies releases
+  // its claim at once (an OS file lock), so this only bounds a live but stuck peer.
+  int compile_wait_ms = 600000;
+  // Public Ed25519 keys (PEM files) whose bundle signatures are trusted; added to
+  // $FLASHJIT_TRUSTED_KEYS, a ':'-separated list. A signed bundle whose signer is not among them
+  // is refused when any key is given.
+  std::vector<std::string> trusted_bundle_keys;
+  // Refuse bundles that are not signed by a trusted key, for FLASHJIT_BUNDLES layers and
+  // ImportBundle alike ($FLASHJIT_REQUIRE_SIGNED_BUNDLES=1).
+  bool require_signed_bundles = false;
   // Let the FLASHJIT_* environment fill options left at their defaults.
   bool read_environment = true;
 };
@@ -59,6 +70,10 @@ struct FLASHJIT_API EngineConfig {
   std::string arch;  // empty: each device's own
   bool disable_jit = false, always_compile = false, dry_run = false;
   std::string dump_dir;
+  std::string cache_journal;  // "wal" or "delete" (FLASHJIT_CACHE_JOURNAL, NFS detection)
+  int compile_wait_ms = 0;
+  std::vector<std::string> trusted_bundle_keys;
+  bool require_signed_bundles = false;
 };
 
 struct FLASHJIT_API EngineStats {
@@ -68,6 +83,8 @@ struct FLASHJIT_API EngineStats {
   int64_t cache_hits = 0;   // binaries read from the writable cache
   int64_t bundle_hits = 0;  // binaries read from a bundle
   int64_t module_loads = 0;
+  int64_t compile_waits = 0;   // times this process waited for another one compiling a key
+  int64_t store_failures = 0;  // compiled kernels the cache could not store (used from memory)
 };
 
 // What Build() produced or found.
@@ -101,12 +118,26 @@ struct FLASHJIT_API CacheVerifyReport {
 struct FLASHJIT_API BundleInfo {
   std::string path, format, lib_version, template_hash, nvrtc_version, arch, content_hash;
   int64_t count = 0, created_at = 0;
-  Status check;  // OK, or why this library refuses it
+  std::string signer;     // key id of the Ed25519 signer, empty when unsigned
+  std::string signature;  // "unsigned", "verified (key <id>)" or "not verified: <why>"
+  Status check;           // OK, or why this library refuses it
   std::vector<CachedKernel> kernels;
 };
 
+// Which bundle signatures to trust (see EngineOptions::trusted_bundle_keys).
+struct FLASHJIT_API BundleTrust {
+  std::vector<std::string> trusted_key_files;  // public (or private) Ed25519 PEM files
+  bool require_signed = false;
+};
+
 // Reads and checks a bundle file without importing it.
-FLASHJIT_API Result<BundleInfo> InspectBundle(const std::string& path);
+FLASHJIT_API Result<BundleInfo> InspectBundle(const std::string& path,
+                                              const BundleTrust& trust = {});
+
+// Writes a new Ed25519 key pair: `private_pem` (mode 0600, refused if it exists) and
+// `public_pem`. Returns the key id (16 hex digits of the public key's SHA-256).
+FLASHJIT_API Result<std::string> GenerateBundleSigningKey(const std::string& private_pem,
+                                                          const std::string& public_pem);
 
 class FLASHJIT_API Engine {
  public:
@@ -136,10 +167,13 @@ class FLASHJIT_API Engine {
   // Evicts least-recently-used kernels until the cache holds at most `max_bytes` of cubins.
   Result<int64_t> GarbageCollectCache(int64_t max_bytes);
   Status ClearCache();
-  // Writes the cache's kernels for `arch` to a bundle file.
-  Result<BundleInfo> ExportBundle(const std::string& arch, const std::string& path);
-  // Checks a bundle (exact version, templates, NVRTC; `arch` if given; every hash) and copies
-  // its kernels into the cache. Returns the number of kernels added.
+  // Writes the cache's kernels for `arch` to a bundle file, signed with the Ed25519 private key
+  // in `sign_key_pem` when given.
+  Result<BundleInfo> ExportBundle(const std::string& arch, const std::string& path,
+                                  const std::string& sign_key_pem = "");
+  // Checks a bundle (exact version, templates, NVRTC; `arch` if given; every hash; the signature
+  // against this engine's trusted keys and require_signed_bundles) and copies its kernels into
+  // the cache. Returns the number of kernels added.
   Result<int64_t> ImportBundle(const std::string& path, const std::string& arch = "");
 
   class Impl;

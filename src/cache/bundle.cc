@@ -1,7 +1,10 @@
 #include "src/cache/bundle.h"
 
 #include <fmt/format.h>
+#include <sqlite3.h>
 
+#include <algorithm>
+#include <charconv>
 #include <ctime>
 #include <filesystem>
 
@@ -11,37 +14,111 @@
 #include "src/compile/compiler.h"
 
 namespace flashjit::cache {
+namespace {
 
-std::map<std::string, std::string> BundleManifest::ToMeta() const {
-  return {{"format", format},
-          {"lib_version", lib_version},
-          {"template_hash", template_hash},
-          {"nvrtc_version", nvrtc_version},
-          {"arch", arch},
-          {"content_hash", content_hash},
-          {"count", std::to_string(count)},
-          {"created_at", std::to_string(created_at)}};
+// Exactly a decimal integer: no sign tricks, spaces, suffixes or overflow.
+bool ParseInt(const std::string& s, int64_t* out) {
+  if (s.empty() || s.size() > 18) return false;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return ec == std::errc() && p == s.data() + s.size() && *out >= 0;
 }
 
-BundleManifest BundleManifest::FromMeta(const std::map<std::string, std::string>& meta) {
+Status SignatureVerdict(BundleManifest& m, const std::map<std::string, std::string>& meta,
+                        const std::string& path, const BundleTrustPolicy& trust) {
+  if (m.signature.empty() && m.signer.empty()) {
+    m.signature_state = "unsigned";
+    if (trust.require_signed)
+      return Status::PermissionDenied(fmt::format(
+          "bundle {} refused: it is unsigned and signed bundles are required "
+          "(FLASHJIT_REQUIRE_SIGNED_BUNDLES / --require-signed); sign it with `flashjit bundle "
+          "export --sign-key KEY.pem`",
+          path));
+    return Status::Ok();
+  }
+  if (trust.keys.empty()) {
+    m.signature_state =
+        fmt::format("not verified: signed by key {}, no trusted key given", m.signer);
+    if (trust.require_signed)
+      return Status::PermissionDenied(fmt::format(
+          "bundle {} refused: signed bundles are required but no trusted key is configured "
+          "(FLASHJIT_TRUSTED_KEYS / --trust-key PUB.pem)",
+          path));
+    return Status::Ok();
+  }
+  const std::string message = SignedMessage(meta);
+  std::string ids;
+  for (const PublicKey& k : trust.keys) {
+    ids += (ids.empty() ? "" : ", ") + k.id;
+    if (k.id != m.signer) continue;
+    if (VerifySignature(message, m.signature, k)) {
+      m.signature_state = fmt::format("verified (key {})", k.id);
+      return Status::Ok();
+    }
+    m.signature_state = fmt::format("not verified: bad signature for key {}", k.id);
+    return Status::Corruption(fmt::format(
+        "bundle {} refused: its signature by trusted key {} ({}) does not verify: the manifest "
+        "was changed after signing or the signature is damaged",
+        path, k.id, k.path));
+  }
+  m.signature_state = fmt::format("not verified: key {} is not trusted", m.signer);
+  return Status::PermissionDenied(
+      fmt::format("bundle {} refused: signed by key {}, which is not among the trusted keys ({})",
+                  path, m.signer.empty() ? "(none)" : m.signer, ids));
+}
+
+}  // namespace
+
+std::map<std::string, std::string> BundleManifest::ToMeta() const {
+  std::map<std::string, std::string> meta = {{"format", format},
+                                             {"lib_version", lib_version},
+                                             {"template_hash", template_hash},
+                                             {"nvrtc_version", nvrtc_version},
+                                             {"arch", arch},
+                                             {"content_hash", content_hash},
+                                             {"count", std::to_string(count)},
+                                             {"created_at", std::to_string(created_at)}};
+  if (!signature.empty()) meta["signature"] = signature;
+  if (!signer.empty()) meta["signer"] = signer;
+  return meta;
+}
+
+Result<BundleManifest> BundleManifest::FromMeta(const std::map<std::string, std::string>& meta) {
+  BundleManifest m;
+  std::string missing;
   auto get = [&](const char* k) {
     auto it = meta.find(k);
-    return it == meta.end() ? std::string() : it->second;
+    if (it != meta.end()) return it->second;
+    if (std::string(k) != "signature" && std::string(k) != "signer")
+      missing += (missing.empty() ? "" : ", ") + std::string(k);
+    return std::string();
   };
-  BundleManifest m;
   m.format = get("format");
   m.lib_version = get("lib_version");
   m.template_hash = get("template_hash");
   m.nvrtc_version = get("nvrtc_version");
   m.arch = get("arch");
   m.content_hash = get("content_hash");
-  try {
-    m.count = std::stoll(get("count"));
-    m.created_at = std::stoll(get("created_at"));
-  } catch (...) {
-    m.count = -1;
-  }
+  m.signature = get("signature");
+  m.signer = get("signer");
+  std::string count = get("count"), created = get("created_at");
+  if (!missing.empty()) return Status::Corruption(fmt::format("manifest lacks {}", missing));
+  if (!ParseInt(count, &m.count))
+    return Status::Corruption(fmt::format("manifest count \"{}\" is not a number", count));
+  if (!ParseInt(created, &m.created_at))
+    return Status::Corruption(fmt::format("manifest created_at \"{}\" is not a number", created));
   return m;
+}
+
+Result<BundleTrustPolicy> MakeTrustPolicy(const std::vector<std::string>& key_files,
+                                          bool require_signed) {
+  BundleTrustPolicy p;
+  p.require_signed = require_signed;
+  for (const std::string& f : key_files) {
+    auto k = LoadPublicKey(f);
+    if (!k.ok()) return k.status().WithContext("trusted bundle key");
+    p.keys.push_back(std::move(*k));
+  }
+  return p;
 }
 
 Result<std::string> ContentHash(KernelDb& db) {
@@ -54,7 +131,7 @@ Result<std::string> ContentHash(KernelDb& db) {
 }
 
 Result<BundleManifest> ExportBundle(KernelDb& from, const std::string& arch,
-                                    const std::string& out_path) {
+                                    const std::string& out_path, const std::string& sign_key_pem) {
   FLASHJIT_RETURN_IF_ERROR(compile::ValidateArch(arch));
   FLASHJIT_ASSIGN_OR_RETURN(auto rows, from.ListFull(arch));
   // Only rows built by this library and template set: anything else could never be used.
@@ -84,6 +161,13 @@ Result<BundleManifest> ExportBundle(KernelDb& from, const std::string& arch,
     m.count = static_cast<int64_t>(current.size());
     m.created_at = static_cast<int64_t>(std::time(nullptr));
     FLASHJIT_ASSIGN_OR_RETURN(m.content_hash, ContentHash(*out));
+    if (!sign_key_pem.empty()) {
+      FLASHJIT_ASSIGN_OR_RETURN(m.signature,
+                                SignMessage(SignedMessage(m.ToMeta()), sign_key_pem, &m.signer));
+      m.signature_state = fmt::format("signed (key {})", m.signer);
+    } else {
+      m.signature_state = "unsigned";
+    }
     FLASHJIT_RETURN_IF_ERROR(out->WriteMeta(m.ToMeta()));
   }
   // Re-open in rollback-journal mode so the file has no -wal companion when shipped.
@@ -99,9 +183,14 @@ Result<BundleManifest> ExportBundle(KernelDb& from, const std::string& arch,
   return m;
 }
 
-Result<BundleManifest> CheckBundle(KernelDb& bundle, const std::string& expected_arch) {
+Result<BundleManifest> CheckBundle(KernelDb& bundle, const std::string& expected_arch,
+                                   const BundleTrustPolicy& trust) {
   FLASHJIT_ASSIGN_OR_RETURN(auto meta, bundle.ReadMeta());
-  BundleManifest m = BundleManifest::FromMeta(meta);
+  auto parsed = BundleManifest::FromMeta(meta);
+  if (!parsed.ok())
+    return Status::Corruption(
+        fmt::format("bundle {} refused: {}", bundle.path(), parsed.status().message()));
+  BundleManifest m = std::move(*parsed);
   auto refuse = [&](const char* field, const std::string& have, const std::string& want) {
     return Status::Corruption(
         fmt::format("bundle {} refused: {} is \"{}\", this library needs \"{}\"", bundle.path(),
@@ -129,21 +218,26 @@ Result<BundleManifest> CheckBundle(KernelDb& bundle, const std::string& expected
                     m.count, report.rows));
   FLASHJIT_ASSIGN_OR_RETURN(auto rows, bundle.List());
   for (const CacheEntry& e : rows) {
-    if (e.arch != m.arch)
-      return Status::Corruption(fmt::format("bundle {} refused: row {} is for {}, manifest says {}",
-                                            bundle.path(), e.name, e.arch, m.arch));
+    if (e.arch != m.arch || e.lib_version != m.lib_version || e.template_hash != m.template_hash ||
+        e.nvrtc_version != m.nvrtc_version)
+      return Status::Corruption(fmt::format(
+          "bundle {} refused: row {} was built for {} by flashjit {} (NVRTC {}), manifest says {} "
+          "by {} (NVRTC {})",
+          bundle.path(), e.name, e.arch, e.lib_version, e.nvrtc_version, m.arch, m.lib_version,
+          m.nvrtc_version));
   }
   FLASHJIT_ASSIGN_OR_RETURN(std::string content, ContentHash(bundle));
   if (content != m.content_hash)
     return Status::Corruption(fmt::format("bundle {} refused: content hash {} != manifest {}",
                                           bundle.path(), content, m.content_hash));
+  FLASHJIT_RETURN_IF_ERROR(SignatureVerdict(m, meta, bundle.path(), trust));
   return m;
 }
 
 Result<int64_t> ImportBundle(const std::string& path, KernelDb& into,
-                             const std::string& expected_arch) {
+                             const std::string& expected_arch, const BundleTrustPolicy& trust) {
   FLASHJIT_ASSIGN_OR_RETURN(auto bundle, KernelDb::Open(path, KernelDb::Mode::kImmutable));
-  FLASHJIT_RETURN_IF_ERROR(CheckBundle(*bundle, expected_arch).status());
+  FLASHJIT_RETURN_IF_ERROR(CheckBundle(*bundle, expected_arch, trust).status());
   FLASHJIT_ASSIGN_OR_RETURN(auto rows, bundle->ListFull(""));
   FLASHJIT_ASSIGN_OR_RETURN(auto before, into.List());
   for (const CacheEntry& e : rows) FLASHJIT_RETURN_IF_ERROR(into.Put(e));

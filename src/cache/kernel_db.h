@@ -1,13 +1,26 @@
 // KernelDb: one SQLite file of compiled kernels (the writable cache, or a read-only bundle).
 //
 // Thread-safe: calls on one KernelDb are serialised by its mutex; several processes may use
-// one file at once (WAL, busy timeout, publish with INSERT OR IGNORE).
-// A row whose cubin fails its SHA-256 check is reported once, deleted where writable, and
-// treated as a miss: a corrupt row is never returned.
+// one file at once (WAL, busy timeout, publish with INSERT OR IGNORE, schema created once).
+//
+// What is never returned: a row whose cubin fails its SHA-256 or size check, or whose key is not
+// the hash of the row's own spec, arch, versions and options (a row filed under the wrong key).
+// Such a row is reported once, deleted where writable, and treated as a miss.
+//
+// Damage to the file itself (garbage, truncation: SQLITE_CORRUPT / SQLITE_NOTADB), found at open
+// or by any later read or write, is reported once: a writable file is moved aside to
+// "<path>.corrupt-<time>" and a fresh one takes its place (the failed call is retried once);
+// a read-only file is disabled (every Get is a miss). A schema newer than this library's is
+// refused (kUnsupported) and left untouched.
+//
+// Journal: WAL by default. FLASHJIT_CACHE_JOURNAL=delete selects SQLite's rollback journal for
+// file systems where WAL's shared memory is unsafe (NFS, SMB); it is also chosen automatically
+// when the file lies on NFS or SMB/CIFS. See docs/RELIABILITY.md.
 #pragma once
 
 #include <flashjit/status.h>
 #include <sqlite3.h>
+#include <sys/types.h>
 
 #include <cstdint>
 #include <map>
@@ -32,6 +45,10 @@ struct CacheEntry {
   int64_t created_at = 0, last_used = 0, use_count = 0;
 };
 
+// Why a row read with its blob is not trustworthy (size, SHA-256, key vs. its own metadata);
+// empty when it is.
+std::string RowProblem(const CacheEntry& e);
+
 struct VerifyReport {
   int64_t rows = 0;
   int64_t bad_rows = 0;  // cubin hash mismatch or metadata disagreeing with the blob
@@ -48,14 +65,15 @@ class KernelDb {
     kImmutable,  // read-only and assumed unchanging (bundles): no locks taken
   };
 
-  // A garbage or truncated file opened kReadWrite is moved aside to "<path>.corrupt-<time>"
-  // with a warning and a fresh database is created. A schema newer than this library's is
-  // refused (kUnsupported) and left untouched.
   static Result<std::unique_ptr<KernelDb>> Open(const std::string& path, Mode mode);
   ~KernelDb();
 
   const std::string& path() const { return path_; }
   bool writable() const { return mode_ == Mode::kReadWrite; }
+  // "wal" or "delete" for writable files; "" otherwise.
+  const std::string& journal() const { return journal_; }
+  // How many times damage to the file was found (and, where writable, the file replaced).
+  int64_t recoveries() const;
 
   // The entry for `key` with a verified cubin, or nullopt.
   Result<std::optional<CacheEntry>> Get(const std::string& key);
@@ -67,7 +85,7 @@ class KernelDb {
   Status Clear();
   // Every row without cubin and log, ordered by name.
   Result<std::vector<CacheEntry>> List();
-  // Every row with its cubin (export).
+  // Every verified row with its cubin (export); `arch_filter` empty: every arch.
   Result<std::vector<CacheEntry>> ListFull(const std::string& arch_filter);
   Result<VerifyReport> Verify(bool delete_bad);
   // Deletes least-recently-used rows until the sum of cubin sizes is at most `max_bytes`.
@@ -81,11 +99,22 @@ class KernelDb {
       : db_(db), path_(std::move(path)), mode_(mode) {}
   static Result<std::unique_ptr<KernelDb>> OpenOnce(const std::string& path, Mode mode);
   Status InitSchema();
+  // After a failed call with SQLite code `rc`: when it means the file is damaged, report it,
+  // replace (writable) or disable (read-only) the file, and return true if the call may be
+  // retried. REQUIRES: mu_ held.
+  bool RecoverLocked(int rc, const std::string& what);
+  Result<std::optional<CacheEntry>> GetLocked(const std::string& key, int* rc);
+  Status PutLocked(const CacheEntry& entry, int* rc);
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   sqlite3* db_;
   std::string path_;
   Mode mode_;
+  std::string journal_;
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+  bool disabled_ = false;  // a damaged read-only file: every Get is a miss
+  int64_t recoveries_ = 0;
 };
 
 }  // namespace flashjit::cache

@@ -9,6 +9,7 @@
 #include "build_info.h"
 #include "src/cache/bundle.h"
 #include "src/cache/cache_key.h"
+#include "src/cache/compile_lock.h"
 #include "src/codegen/embedded_templates.h"
 #include "src/codegen/render.h"
 #include "src/common/log.h"
@@ -99,52 +100,40 @@ Result<std::unique_ptr<Engine::Impl>> Engine::Impl::Create(const EngineOptions& 
   if (auto inc = compile::FindCudaIncludeDir(o.cuda_include_dir); inc.ok())
     c.cuda_include_dir = *inc;
 
+  if (std::string w = Env("FLASHJIT_COMPILE_WAIT_S"); !w.empty() && o.read_environment) {
+    char* end = nullptr;
+    double secs = std::strtod(w.c_str(), &end);
+    if (end == w.c_str() || *end || !(secs >= 0) || secs > 86400)
+      return Status::InvalidArgument(
+          fmt::format("FLASHJIT_COMPILE_WAIT_S=\"{}\": expected seconds in [0, 86400]", w));
+    o.compile_wait_ms = static_cast<int>(secs * 1000);
+  }
+  if (o.compile_wait_ms < 0)
+    return Status::InvalidArgument(
+        fmt::format("engine option 'compile_wait_ms': must be >= 0, got {}", o.compile_wait_ms));
+  c.compile_wait_ms = o.compile_wait_ms;
+  if (o.read_environment) {
+    for (const std::string& k : SplitPaths(Env("FLASHJIT_TRUSTED_KEYS")))
+      o.trusted_bundle_keys.push_back(k);
+    o.require_signed_bundles =
+        o.require_signed_bundles || EnvFlag("FLASHJIT_REQUIRE_SIGNED_BUNDLES");
+  }
+  FLASHJIT_ASSIGN_OR_RETURN(
+      impl->trust_, cache::MakeTrustPolicy(o.trusted_bundle_keys, o.require_signed_bundles));
+  c.trusted_bundle_keys = o.trusted_bundle_keys;
+  c.require_signed_bundles = o.require_signed_bundles;
+
   if (!o.disable_cache) {
     std::string dir =
         o.cache_dir.empty() ? (o.read_environment ? DefaultCacheDir() : "") : o.cache_dir;
     if (dir.empty()) {
       c.cache_warning = "no cache directory (HOME unset and no FLASHJIT_CACHE_DIR): in-memory only";
+      log::Warn("{}", c.cache_warning);
     } else {
-      std::string path = dir + "/kernels.db";
-      std::error_code ec;
-      std::filesystem::create_directories(dir, ec);
-      auto db = cache::KernelDb::Open(path, cache::KernelDb::Mode::kReadWrite);
-      if (db.ok()) {
-        impl->db_ = std::move(*db);
-        c.cache_path = path;
-        c.cache_writable = true;
-      } else if (std::filesystem::exists(path, ec)) {
-        auto ro = cache::KernelDb::Open(path, cache::KernelDb::Mode::kReadOnly);
-        if (ro.ok()) {
-          impl->db_ = std::move(*ro);
-          c.cache_path = path;
-          c.cache_warning = fmt::format(
-              "kernel cache {} is not writable ({}); using it read-only, "
-              "new kernels stay in memory",
-              path, db.status().message());
-        } else {
-          c.cache_warning =
-              fmt::format("kernel cache {} unusable ({}; read-only: {}); in-memory only", path,
-                          db.status().message(), ro.status().message());
-        }
-      } else {
-        c.cache_warning = fmt::format("cannot create kernel cache in {} ({}); in-memory only", dir,
-                                      db.status().message());
-      }
+      impl->OpenCache(dir);
     }
-    if (!c.cache_warning.empty()) log::Warn("{}", c.cache_warning);
   }
-
-  for (const std::string& path : o.bundles) {
-    auto b = cache::KernelDb::Open(path, cache::KernelDb::Mode::kImmutable);
-    Status s = b.ok() ? cache::CheckBundle(**b, "").status() : b.status();
-    if (!s.ok()) {
-      log::Warn("bundle {} not used: {}", path, s.message());
-      continue;
-    }
-    c.bundles.push_back(path);
-    impl->bundles_.push_back(std::move(*b));
-  }
+  impl->OpenBundles(o.bundles);
   return impl;
 }
 
@@ -219,9 +208,19 @@ Result<cache::CacheEntry> Engine::Impl::CompileAndPublish(const VariantSpec& spe
   e.log = compiled->log;
   if (db_ && db_->writable()) {
     Status s = db_->Put(e);
-    if (!s.ok())
-      log::Warn("could not store kernel {} in the cache ({}); using it from memory", e.name,
-                s.message());
+    if (!s.ok()) {
+      bool first;
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        first = stats_.store_failures++ == 0;
+      }
+      // Once per engine: a full disk fails every insert, and each kernel still works from memory.
+      if (first)
+        log::Warn(
+            "could not store kernel {} in the cache ({}); using it from memory (further "
+            "store failures are counted in EngineStats::store_failures, not logged)",
+            e.name, s.message());
+    }
   }
   std::lock_guard<std::mutex> lock(mu_);
   memory_entries_[key] = e;
@@ -245,36 +244,40 @@ Result<cache::CacheEntry> Engine::Impl::Fetch(const VariantSpec& spec, const std
     info->cubin_size = static_cast<int64_t>(e.cubin.size());
     info->fetch_ms = MsSince(t0);
   };
-  if (!config_.always_compile) {
-    {
+  if (config_.always_compile) {
+    FLASHJIT_ASSIGN_OR_RETURN(cache::CacheEntry e, CompileAndPublish(spec, arch, key));
+    fill(e, "compiled");
+    return e;
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (auto it = memory_entries_.find(key); it != memory_entries_.end()) {
+      fill(it->second, "memory");
+      return it->second;
+    }
+  }
+  std::string source;
+  if (auto found = FindStored(key, &source)) {
+    fill(*found, source);
+    return std::move(*found);
+  }
+  // A miss: claim the key across processes so that one of them compiles it and the others find
+  // it in the cache. The claim is an OS file lock, released even if its holder is killed.
+  cache::CompileLock claim;
+  if (db_ && db_->writable() && !cache_dir_.empty() && !config_.disable_jit) {
+    bool waited = false;
+    claim = cache::CompileLock::Acquire(cache_dir_, key, config_.compile_wait_ms, &waited);
+    if (waited) {
       std::lock_guard<std::mutex> lock(mu_);
-      if (auto it = memory_entries_.find(key); it != memory_entries_.end()) {
-        fill(it->second, "memory");
-        return it->second;
-      }
+      ++stats_.compile_waits;
     }
-    if (db_) {
-      auto got = db_->Get(key);
-      if (!got.ok())
-        log::Warn("kernel cache read failed ({}); falling back", got.status().message());
-      if (got.ok() && got->has_value()) {
-        db_->Touch(key);
-        std::lock_guard<std::mutex> lock(mu_);
-        ++stats_.cache_hits;
-        fill(**got, "cache");
-        return std::move(**got);
-      }
-    }
-    for (auto& b : bundles_) {
-      auto got = b->Get(key);
-      if (got.ok() && got->has_value()) {
-        {
-          std::lock_guard<std::mutex> lock(mu_);
-          ++stats_.bundle_hits;
-        }
-        fill(**got, "bundle:" + b->path());
-        return std::move(**got);
-      }
+    if (claim.outcome() == cache::CompileLock::Outcome::kTimedOut)
+      log::Warn("waited {} ms for another process compiling {} ({}); compiling it here too",
+                config_.compile_wait_ms, spec.name(), key);
+    // Whoever held the claim before us has published (or failed): look again.
+    if (auto found = FindStored(key, &source)) {
+      fill(*found, source);
+      return std::move(*found);
     }
   }
   FLASHJIT_ASSIGN_OR_RETURN(cache::CacheEntry e, CompileAndPublish(spec, arch, key));

@@ -45,6 +45,8 @@ BundleInfo ToBundleInfo(const std::string& path, const cache::BundleManifest& m)
   b.content_hash = m.content_hash;
   b.count = m.count;
   b.created_at = m.created_at;
+  b.signer = m.signer;
+  b.signature = m.signature_state;
   return b;
 }
 
@@ -88,9 +90,11 @@ Status Engine::ClearCache() {
   return db->Clear();
 }
 
-Result<BundleInfo> Engine::ExportBundle(const std::string& arch, const std::string& path) {
+Result<BundleInfo> Engine::ExportBundle(const std::string& arch, const std::string& path,
+                                        const std::string& sign_key_pem) {
   FLASHJIT_ASSIGN_OR_RETURN(cache::KernelDb * db, impl_->WritableDb());
-  FLASHJIT_ASSIGN_OR_RETURN(cache::BundleManifest m, cache::ExportBundle(*db, arch, path));
+  FLASHJIT_ASSIGN_OR_RETURN(cache::BundleManifest m,
+                            cache::ExportBundle(*db, arch, path, sign_key_pem));
   return ToBundleInfo(path, m);
 }
 
@@ -99,18 +103,35 @@ Result<int64_t> Engine::ImportBundle(const std::string& path, const std::string&
   if (!db->writable())
     return Status::PermissionDenied(
         fmt::format("cannot import into read-only cache {}", db->path()));
-  return cache::ImportBundle(path, *db, arch);
+  return cache::ImportBundle(path, *db, arch, impl_->trust());
 }
 
-Result<BundleInfo> InspectBundle(const std::string& path) {
+Result<BundleInfo> InspectBundle(const std::string& path, const BundleTrust& trust) {
+  FLASHJIT_ASSIGN_OR_RETURN(cache::BundleTrustPolicy policy,
+                            cache::MakeTrustPolicy(trust.trusted_key_files, trust.require_signed));
   FLASHJIT_ASSIGN_OR_RETURN(auto db,
                             cache::KernelDb::Open(path, cache::KernelDb::Mode::kImmutable));
   FLASHJIT_ASSIGN_OR_RETURN(auto meta, db->ReadMeta());
-  BundleInfo info = ToBundleInfo(path, cache::BundleManifest::FromMeta(meta));
-  info.check = cache::CheckBundle(*db, "").status();
+  auto checked = cache::CheckBundle(*db, "", policy);
+  BundleInfo info;
+  if (checked.ok()) {
+    info = ToBundleInfo(path, *checked);
+  } else {
+    auto m = cache::BundleManifest::FromMeta(meta);
+    info = m.ok() ? ToBundleInfo(path, *m) : BundleInfo{};
+    info.path = path;
+    info.signer = m.ok() ? m->signer : "";
+    info.signature = "not checked (bundle refused)";
+    info.check = checked.status();
+  }
   FLASHJIT_ASSIGN_OR_RETURN(auto rows, db->List());
   for (const auto& e : rows) info.kernels.push_back(ToCached(e));
   return info;
+}
+
+Result<std::string> GenerateBundleSigningKey(const std::string& private_pem,
+                                             const std::string& public_pem) {
+  return cache::GenerateKeyPair(private_pem, public_pem);
 }
 
 }  // namespace flashjit

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <unordered_map>
 
+#include "src/cache/bundle.h"
 #include "src/cache/kernel_db.h"
 #include "src/runtime/kernel.h"
 
@@ -61,6 +62,8 @@ class Engine::Impl {
 
   // The writable (or read-only fallback) cache; NotFound when the engine has none.
   Result<cache::KernelDb*> WritableDb() const;
+  // The bundle signature policy from the options (trusted keys, require_signed).
+  const cache::BundleTrustPolicy& trust() const { return trust_; }
 
   // Launch-path lookup; nullptr on a miss.
   const runtime::Kernel* LookupFast(const FastKey& key) const;
@@ -72,10 +75,24 @@ class Engine::Impl {
                                   const std::string& key, KernelInfo* info);
   Result<cache::CacheEntry> CompileAndPublish(const VariantSpec& spec, const std::string& arch,
                                               const std::string& key);
+  // Looks `key` up in the cache and then the bundles; nullopt on a miss.
+  std::optional<cache::CacheEntry> FindStored(const std::string& key, std::string* source);
+  // Opens the cache in `dir`: writable, else read-only, else immutable, else none (one warning).
+  void OpenCache(const std::string& dir);
+  // Opens and checks each bundle against trust_; refused ones are skipped with a warning.
+  void OpenBundles(const std::vector<std::string>& paths);
 
   EngineConfig config_;
+  std::string cache_dir_;                // where kernels.db and locks/ live; empty when none
   std::unique_ptr<cache::KernelDb> db_;  // may be null
-  std::vector<std::unique_ptr<cache::KernelDb>> bundles_;
+  struct Bundle {
+    std::unique_ptr<cache::KernelDb> db;
+    // key -> cubin SHA-256 of every row the content hash (and signature) covered when the bundle
+    // was checked: a row that appears or changes later is never served.
+    std::unordered_map<std::string, std::string> verified;
+  };
+  std::vector<Bundle> bundles_;
+  cache::BundleTrustPolicy trust_;
 
   mutable std::mutex mu_;  // guards everything below except fast_
   std::condition_variable cv_;

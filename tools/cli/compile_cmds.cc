@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "tools/cli/cli.h"
+#include "tools/cli/manifest.h"
 
 namespace flashjit::cli {
 namespace {
@@ -72,16 +73,9 @@ int CacheBuild(const Args& args) {
   if (path.empty()) return Fail(Status::InvalidArgument("--manifest FILE is required"));
   auto text = ReadFile(path);
   if (!text.ok()) return Fail(text.status());
-  auto j = nlohmann::json::parse(*text, nullptr, false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("variants") || !j["variants"].is_array())
-    return Fail(Status::InvalidArgument(
-        fmt::format("{}: expected a JSON object with a \"variants\" array of specs", path)));
-  std::vector<VariantSpec> specs;
-  for (size_t i = 0; i < j["variants"].size(); ++i) {
-    auto s = VariantSpec::FromJson(j["variants"][i].dump());
-    if (!s.ok()) return Fail(s.status().WithContext(fmt::format("{}: variants[{}]", path, i)));
-    specs.push_back(*s);
-  }
+  auto parsed = ParseManifest(*text, path);
+  if (!parsed.ok()) return Fail(parsed.status());
+  const std::vector<VariantSpec>& specs = *parsed;
   auto engine = MakeEngine(args);
   if (!engine.ok()) return Fail(engine.status());
   int jobs = 0;

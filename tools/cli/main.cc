@@ -19,9 +19,13 @@ constexpr const char* kUsage = R"(usage: flashjit <command> [options]
   cache verify [--repair]                    check every row's SHA-256 and the database
   cache gc --max-bytes N                     evict least recently used kernels down to N bytes
   cache clear                                remove every cached kernel
-  bundle export --arch A --out FILE          write the cache's kernels for A to a bundle
-  bundle import FILE [--arch A]              check a bundle and copy it into the cache
-  bundle inspect FILE [--json]               print and check a bundle's manifest
+  bundle export --arch A --out FILE [--sign-key KEY.pem]
+                                             write the cache's kernels for A to a bundle
+  bundle import FILE [--arch A] [--trust-key PUB.pem]... [--require-signed]
+                                             check a bundle and copy it into the cache
+  bundle inspect FILE [--json] [--trust-key PUB.pem]... [--require-signed]
+                                             print and check a bundle's manifest and signature
+  bundle keygen --out NAME                   new Ed25519 signing key: NAME.pem, NAME.pub.pem
 
 common options: --cache-dir DIR (default $FLASHJIT_CACHE_DIR or ~/.cache/flashjit)
 )";
@@ -35,7 +39,8 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string cmd = argv[1];
-  const std::vector<std::string> flags = {"json", "force", "repair", "no-cache", "quiet"};
+  const std::vector<std::string> flags = {"json",     "force", "repair",
+                                          "no-cache", "quiet", "require-signed"};
   auto sub_args = [&](int first) { return ParseArgs(argc, argv, first, flags); };
   if (cmd == "cache" || cmd == "bundle") {
     if (argc < 3) {
