@@ -73,3 +73,36 @@ FLASHJIT_DEVICE void StoreVec(T* p, const Vec<T, N>& v) {
 }
 
 }  // namespace flashjit
+
+namespace flashjit {
+
+// Streaming store: written once, evict first from the caches.
+template <class T, int N>
+FLASHJIT_DEVICE void StoreVecStreaming(T* p, const Vec<T, N>& v) {
+  if constexpr (sizeof(Vec<T, N>) == 16) {
+    __stcs(reinterpret_cast<int4*>(p), *reinterpret_cast<const int4*>(&v));
+  } else {
+    *reinterpret_cast<Vec<T, N>*>(p) = v;
+  }
+}
+
+// Load/store with or without the streaming hint, chosen at compile time.
+template <bool kStreaming, class T, int N>
+FLASHJIT_DEVICE Vec<T, N> LoadVecHint(const T* p) {
+  if constexpr (kStreaming) {
+    return LoadVecStreaming<T, N>(p);
+  } else {
+    return LoadVec<T, N>(p);
+  }
+}
+
+template <bool kStreaming, class T, int N>
+FLASHJIT_DEVICE void StoreVecHint(T* p, const Vec<T, N>& v) {
+  if constexpr (kStreaming) {
+    StoreVecStreaming(p, v);
+  } else {
+    StoreVec(p, v);
+  }
+}
+
+}  // namespace flashjit

@@ -47,7 +47,7 @@ void RunRmsNorm(DType dtype, int64_t rows, int64_t hidden, bool gemma, int64_t r
     for (int64_t c = hidden; c < stride; ++c) CHECK(std::isnan(got[r * stride + c]));
 }
 
-TEST_CASE("rmsnorm matches the fp64 reference over a sweep of shapes", "[gpu][norm]") {
+TEST_CASE("rmsnorm matches the fp64 reference over a sweep of shapes", "[gpu][layer][norm]") {
   std::mt19937 rng(Seed());
   for (DType dtype : {DType::kBF16, DType::kF16}) {
     for (int64_t hidden : {1, 7, 128, 1000, 1024, 4096, 4104, 5120, 8192, 16384, 65544}) {

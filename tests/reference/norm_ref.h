@@ -10,4 +10,9 @@ namespace flashjit::ref {
 std::vector<double> RmsNorm(const std::vector<double>& x, const std::vector<double>& w,
                             int64_t rows, int64_t hidden, double eps, bool gemma);
 
+// out[r, c] = (x[r, c] - mean_r) / sqrt(var_r + eps) * gamma[c] + beta[c], biased variance.
+std::vector<double> LayerNorm(const std::vector<double>& x, const std::vector<double>& gamma,
+                              const std::vector<double>& beta, int64_t rows, int64_t hidden,
+                              double eps);
+
 }  // namespace flashjit::ref

@@ -1,0 +1,126 @@
+// The `norm` op family: RMSNorm, fused add + RMSNorm and LayerNorm over rows.
+#include <fmt/format.h>
+
+#include "src/ops/norm/norm_spec.h"
+#include "src/spec/family.h"
+#include "src/spec/spec_factory.h"
+
+namespace flashjit::ops {
+namespace {
+
+const char* KindName(NormKind k) {
+  switch (k) {
+    case NormKind::kRms:
+      return "rms";
+    case NormKind::kFusedAdd:
+      return "fused_add";
+    case NormKind::kLayer:
+      return "layer";
+  }
+  return "rms";
+}
+
+const spec::OpFamily* NormFamily() {
+  static const spec::OpFamily f = [] {
+    spec::OpFamily f;
+    f.op = "norm";
+    f.doc =
+        "Row normalization: rms (x / rms(x) * w), fused_add (residual += x; x = rmsnorm("
+        "residual)), layer ((x - mean) / std * gamma + beta); fp32 accumulation";
+    f.header = "norm/norm.cuh";
+    f.fields = {
+        spec::EnumField("dtype", {"f16", "bf16"}, nullptr, "activation dtype"),
+        spec::EnumField("wdtype", {"f16", "bf16", "f32"}, nullptr, "weight and bias dtype"),
+        spec::EnumField("kind", {"rms", "fused_add", "layer"}, "rms", "which normalization"),
+        spec::IntField("vec", {1, 2, 4, 8}, 8, "v", "elements per vector access"),
+        spec::IntField("threads", {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}, 256, "t",
+                       "threads per row"),
+        spec::IntField("rows", {1, 2, 4, 8, 16, 32, 64}, 1, "r", "rows per block"),
+        spec::IntRangeField("items", 0, 16, 4, "i",
+                            "accesses per thread held in registers; 0 streams the row twice"),
+        spec::BoolField("gemma", false, "gemma", "scale by weight + 1 (Gemma)"),
+        spec::BoolField("streaming", true, "cs", "evict-first hints on activation traffic"),
+    };
+    f.check = [](const spec::Json& s) {
+      const int threads = s["threads"].get<int>(), rows = s["rows"].get<int>();
+      if (rows > 1 && threads > 32)
+        return Status::InvalidArgument(fmt::format(
+            "rows: {} rows per block needs threads <= 32, got threads {}", rows, threads));
+      if (threads * rows > 1024)
+        return Status::InvalidArgument(
+            fmt::format("threads * rows = {} exceeds 1024 threads per block", threads * rows));
+      if (s["kind"] == "layer" && s["gemma"].get<bool>())
+        return Status::InvalidArgument("gemma: only for kind rms or fused_add, not layer");
+      return Status::Ok();
+    };
+    f.entries = {{"flashjit_norm", "flashjit::norm::norm", "flashjit::norm::NormParams",
+                  "Variant::kThreads * Variant::kRows"}};
+    f.variant_body = [](const spec::Json& s) {
+      const std::string kind = s["kind"].get<std::string>();
+      return fmt::format(
+          "  using DType = {};\n  using WType = {};\n"
+          "  static constexpr int kKind = flashjit::norm::{};\n"
+          "  static constexpr int kThreads = {};\n  static constexpr int kRows = {};\n"
+          "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n"
+          "  static constexpr bool kGemma = {};\n  static constexpr bool kStreaming = {};\n",
+          spec::CxxType(s["dtype"].get<std::string>()),
+          spec::CxxType(s["wdtype"].get<std::string>()),
+          kind == "rms" ? "kRms" : (kind == "fused_add" ? "kFusedAdd" : "kLayer"),
+          s["threads"].get<int>(), s["rows"].get<int>(), s["vec"].get<int>(), s["items"].get<int>(),
+          s["gemma"].get<bool>(), s["streaming"].get<bool>());
+    };
+    return f;
+  }();
+  return &f;
+}
+
+FLASHJIT_REGISTER_FAMILY(NormFamily);
+
+int NextPow2(int64_t x) {
+  int p = 1;
+  while (p < x) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+Result<VariantSpec> NormSpec::ToVariant() const {
+  return SpecFactory::FromJsonValue({{"op", "norm"},
+                                     {"dtype", std::string(DTypeName(dtype))},
+                                     {"wdtype", std::string(DTypeName(wdtype))},
+                                     {"kind", KindName(kind)},
+                                     {"vec", vec},
+                                     {"threads", threads},
+                                     {"rows", rows},
+                                     {"items", items},
+                                     {"gemma", gemma != 0},
+                                     {"streaming", streaming != 0}});
+}
+
+NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, int vec, bool gemma) {
+  NormSpec s;
+  s.dtype = dtype;
+  s.wdtype = wdtype;
+  s.kind = kind;
+  s.vec = static_cast<uint8_t>(vec);
+  s.gemma = gemma;
+  const int64_t accesses = (hidden + vec - 1) / vec;
+  if (accesses <= 128) {
+    // Short rows (QK-norm, small hidden): a sub-warp per row, 256 threads per block.
+    const int threads = NextPow2(accesses < 32 ? accesses : 32);
+    s.threads = static_cast<uint16_t>(threads);
+    s.rows = static_cast<uint8_t>(std::min(64, 256 / threads));
+    s.items = static_cast<uint8_t>(NextPow2((accesses + threads - 1) / threads));
+    return s;
+  }
+  // One block per row, about four 16-byte accesses in flight per thread.
+  int threads = NextPow2((accesses + 3) / 4);
+  threads = threads < 64 ? 64 : (threads > 1024 ? 1024 : threads);
+  const int64_t items = (accesses + threads - 1) / threads;
+  s.threads = static_cast<uint16_t>(threads);
+  s.rows = 1;
+  s.items = items > 16 ? 0 : static_cast<uint8_t>(NextPow2(items));
+  return s;
+}
+
+}  // namespace flashjit::ops

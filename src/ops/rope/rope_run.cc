@@ -1,0 +1,152 @@
+// RunRope: checks, variant choice and launch shared by every RoPE entry point.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "rope/rope_params.cuh"
+#include "src/engine/engine_impl.h"
+#include "src/ops/rope/rope_spec.h"
+
+namespace flashjit::ops {
+namespace {
+
+constexpr std::initializer_list<DType> kActivation = {DType::kF16, DType::kBF16};
+
+Status CheckHeads(const TensorView& t, std::string_view name, const TensorView& like,
+                  std::string_view like_name) {
+  FLASHJIT_RETURN_IF_ERROR(CheckTensor(t, name, 3, kActivation));
+  FLASHJIT_RETURN_IF_ERROR(CheckSameDType(t, name, like, like_name));
+  FLASHJIT_RETURN_IF_ERROR(CheckInnerContiguous(t, name));
+  return CheckSameDevice(t, name, like, like_name);
+}
+
+Status CheckIndex(const TensorView& t, std::string_view name, int64_t size, std::string_view what,
+                  const TensorView& q, bool allow_i64) {
+  FLASHJIT_RETURN_IF_ERROR(allow_i64 ? CheckTensor(t, name, 1, {DType::kI32, DType::kI64})
+                                     : CheckTensor(t, name, 1, {DType::kI32}));
+  if (size >= 0) FLASHJIT_RETURN_IF_ERROR(CheckDim(t, name, 0, size, what));
+  FLASHJIT_RETURN_IF_ERROR(CheckContiguous(t, name));
+  return CheckSameDevice(t, name, q, "q");
+}
+
+Status CheckFinitePositive(float x, std::string_view name) { return CheckPositive(x, name); }
+
+rope::HeadLayout Layout(const TensorView& t) { return {t.strides[0], t.strides[1]}; }
+
+}  // namespace
+
+Status RunRope(Engine& engine, const RopeArgs& a, void* stream) {
+  FLASHJIT_RETURN_IF_ERROR(CheckTensor(a.q, "q", 3, kActivation));
+  FLASHJIT_RETURN_IF_ERROR(CheckInnerContiguous(a.q, "q"));
+  FLASHJIT_RETURN_IF_ERROR(CheckHeads(a.k, "k", a.q, "q"));
+  FLASHJIT_RETURN_IF_ERROR(CheckHeads(a.q_out, "q_out", a.q, "q"));
+  FLASHJIT_RETURN_IF_ERROR(CheckHeads(a.k_out, "k_out", a.q, "q"));
+  FLASHJIT_RETURN_IF_ERROR(CheckSameShape(a.q_out, "q_out", a.q, "q"));
+  FLASHJIT_RETURN_IF_ERROR(CheckSameShape(a.k_out, "k_out", a.k, "k"));
+  const int64_t nnz = a.q.shape[0], head_dim = a.q.shape[2];
+  FLASHJIT_RETURN_IF_ERROR(CheckDim(a.k, "k", 0, nnz, "q's token count"));
+  FLASHJIT_RETURN_IF_ERROR(CheckDim(a.k, "k", 2, head_dim, "q's head_dim"));
+  const int64_t rotary_dim = a.rotary_dim < 0 ? head_dim : a.rotary_dim;
+  if (rotary_dim == 0 || rotary_dim % 2 != 0 || rotary_dim > head_dim)
+    return Status::InvalidArgument(
+        fmt::format("rotary_dim: {} must be even, > 0 and <= head_dim {}", rotary_dim, head_dim));
+  if (nnz > 0x7fffffff || a.q.shape[1] + a.k.shape[1] > 0x7fffffff || head_dim > 0x7fffffff)
+    return Status::InvalidArgument(
+        fmt::format("q: {} tokens / heads exceed the int32 range", a.q.Describe()));
+
+  int64_t batch = 0, max_pos = 0;
+  DType pos_dtype = DType::kI32;
+  if (a.mode == RopeMode::kIndptr) {
+    FLASHJIT_RETURN_IF_ERROR(CheckIndex(a.indptr, "indptr", -1, "", a.q, false));
+    batch = a.indptr.shape[0] - 1;
+    if (batch < 1)
+      return Status::InvalidArgument(
+          fmt::format("indptr: needs batch_size + 1 >= 2 entries, got {}", a.indptr.Describe()));
+    FLASHJIT_RETURN_IF_ERROR(
+        CheckIndex(a.offsets, "offsets", batch, "indptr's batch size", a.q, false));
+  } else {
+    FLASHJIT_RETURN_IF_ERROR(CheckIndex(a.pos, "positions", nnz, "q's token count", a.q, true));
+    pos_dtype = a.pos.dtype;
+  }
+  if (a.mode == RopeMode::kCache) {
+    FLASHJIT_RETURN_IF_ERROR(CheckTensor(a.cache, "cos_sin_cache", 2, {DType::kF32}));
+    FLASHJIT_RETURN_IF_ERROR(CheckInnerContiguous(a.cache, "cos_sin_cache"));
+    FLASHJIT_RETURN_IF_ERROR(CheckSameDevice(a.cache, "cos_sin_cache", a.q, "q"));
+    max_pos = a.cache.shape[0];
+    if (a.max_position >= max_pos)
+      return Status::InvalidArgument(fmt::format(
+          "positions: max position {} is beyond cos_sin_cache's {} rows", a.max_position, max_pos));
+  } else {
+    FLASHJIT_RETURN_IF_ERROR(CheckFinitePositive(a.rope_theta, "rope_theta"));
+    FLASHJIT_RETURN_IF_ERROR(CheckFinitePositive(a.rope_scale, "rope_scale"));
+  }
+  if (a.llama31) {
+    FLASHJIT_RETURN_IF_ERROR(CheckFinitePositive(a.low_freq_factor, "low_freq_factor"));
+    if (!(a.high_freq_factor > a.low_freq_factor) || !std::isfinite(a.high_freq_factor))
+      return Status::InvalidArgument(
+          fmt::format("high_freq_factor: {} must be finite and > low_freq_factor {}",
+                      a.high_freq_factor, a.low_freq_factor));
+    if (a.old_context_len <= 0)
+      return Status::InvalidArgument(
+          fmt::format("old_context_len: {} must be > 0", a.old_context_len));
+  }
+  if (nnz == 0) return Status::Ok();
+
+  // Every access of `vec` elements must stay aligned: halves (NeoX) or pairs (interleaved),
+  // the pass-through tail, and every token and head stride.
+  const int64_t inner = a.interleave ? rotary_dim : rotary_dim / 2;
+  const int vec =
+      VectorWidth(DTypeBytes(a.q.dtype), inner, {a.q.data, a.k.data, a.q_out.data, a.k_out.data},
+                  {head_dim, a.q.strides[0], a.q.strides[1], a.k.strides[0], a.k.strides[1],
+                   a.q_out.strides[0], a.q_out.strides[1], a.k_out.strides[0], a.k_out.strides[1]});
+  if (a.interleave && vec < 2)
+    return Status::InvalidArgument(fmt::format(
+        "q: interleaved RoPE needs pointers, strides and head_dim aligned to 2 elements ({})",
+        a.q.Describe()));
+
+  RopeSpec spec;
+  spec.dtype = a.q.dtype;
+  spec.pos_dtype = pos_dtype;
+  spec.mode = a.mode;
+  spec.interleave = a.interleave;
+  spec.vec = static_cast<uint8_t>(vec);
+  spec.warps = 4;
+  FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, a.q.device));
+
+  rope::RopeParams p{};
+  p.q = a.q.data;
+  p.k = a.k.data;
+  p.q_out = a.q_out.data;
+  p.k_out = a.k_out.data;
+  p.pos = a.mode == RopeMode::kIndptr ? nullptr : a.pos.data;
+  p.indptr = a.mode == RopeMode::kIndptr ? static_cast<const int32_t*>(a.indptr.data) : nullptr;
+  p.offsets = a.mode == RopeMode::kIndptr ? static_cast<const int32_t*>(a.offsets.data) : nullptr;
+  p.cos_sin_cache = a.mode == RopeMode::kCache ? static_cast<const float*>(a.cache.data) : nullptr;
+  p.q_layout = Layout(a.q);
+  p.k_layout = Layout(a.k);
+  p.q_out_layout = Layout(a.q_out);
+  p.k_out_layout = Layout(a.k_out);
+  p.cache_stride = a.mode == RopeMode::kCache ? a.cache.strides[0] : 0;
+  p.max_pos = max_pos;
+  p.nnz = static_cast<int32_t>(nnz);
+  p.batch = static_cast<int32_t>(batch);
+  p.num_q_heads = static_cast<int32_t>(a.q.shape[1]);
+  p.num_k_heads = static_cast<int32_t>(a.k.shape[1]);
+  p.head_dim = static_cast<int32_t>(head_dim);
+  p.rotary_dim = static_cast<int32_t>(rotary_dim);
+  p.rcp_scale = 1.0 / a.rope_scale;
+  p.log2_theta = std::log2(static_cast<double>(a.rope_theta));
+  if (a.llama31) {
+    // smooth = (old_context_len / wavelen - low) / (high - low), wavelen = 2 pi / freq.
+    const double two_pi = 2.0 * M_PI;
+    const double low = a.low_freq_factor, high = a.high_freq_factor;
+    p.smooth_a = static_cast<double>(a.old_context_len) / (two_pi * (high - low));
+    p.smooth_b = -low / (high - low);
+  }
+  runtime::LaunchConfig cfg;
+  cfg.grid_x = static_cast<uint32_t>((nnz + spec.warps - 1) / spec.warps);
+  cfg.block_x = 32u * spec.warps;
+  return kernel->Launch(0, cfg, &p, static_cast<CUstream>(stream));
+}
+
+}  // namespace flashjit::ops

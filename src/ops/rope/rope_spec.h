@@ -1,0 +1,47 @@
+// The typed spec of the `rope` family and the argument bundle of its one launcher.
+#pragma once
+
+#include <flashjit/engine.h>
+#include <flashjit/spec.h>
+#include <flashjit/tensor.h>
+
+#include <cstdint>
+
+#include "src/ops/common/check.h"
+
+namespace flashjit::ops {
+
+enum class RopeMode : uint8_t { kPosIds = 0, kIndptr = 1, kCache = 2 };
+
+struct RopeSpec {
+  static constexpr uint32_t kFamilyId = FamilyId("rope");
+  DType dtype = DType::kBF16;
+  DType pos_dtype = DType::kI32;
+  RopeMode mode = RopeMode::kPosIds;
+  uint8_t interleave = 0;
+  uint8_t vec = 8;    // elements per access
+  uint8_t warps = 4;  // tokens per block
+  uint16_t pad_ = 0;
+
+  Result<VariantSpec> ToVariant() const;
+};
+
+struct RopeArgs {
+  RopeMode mode = RopeMode::kPosIds;
+  TensorView q, k, q_out, k_out;  // [nnz, heads, head_dim]
+  TensorView pos;                 // kPosIds, kCache: [nnz] int32 or int64
+  TensorView indptr, offsets;     // kIndptr: [batch + 1], [batch] int32
+  TensorView cache;               // kCache: [max_pos, rotary_dim] f32
+  int64_t rotary_dim = -1;        // -1: head_dim
+  bool interleave = false;
+  float rope_scale = 1.f, rope_theta = 1e4f;
+  bool llama31 = false;
+  float low_freq_factor = 1.f, high_freq_factor = 4.f;
+  int64_t old_context_len = 8192;
+  int64_t max_position = -1;  // kCache: a host-known bound on the positions, checked if >= 0
+};
+
+// Checks every argument (InvalidArgument before any launch), then launches.
+Status RunRope(Engine& engine, const RopeArgs& args, void* stream);
+
+}  // namespace flashjit::ops

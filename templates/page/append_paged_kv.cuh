@@ -1,0 +1,91 @@
+// Append new K and V rows of a ragged batch into a paged cache.
+//
+// Variant:  DType (new k/v), CacheType (same, or fp8 e4m3 / e5m2), kThreads, kVec (elements per
+// access), kItems (accesses per thread, loaded before any is stored).
+// Work item w = ((token * heads) + head) * chunks + chunk, chunk = kVec elements of head_dim.
+// Token t goes to page kv_indices[kv_indptr[b] + positions[t] / page_size], slot
+// positions[t] % page_size, with b = batch_indices[t].
+#pragma once
+
+#include "common/vec.cuh"
+#include "page/page_params.cuh"
+
+namespace flashjit::page {
+
+template <class C>
+FLASHJIT_DEVICE C ToCache(float x) {
+  if constexpr (sizeof(C) == 1) {
+    return C(x);  // cuda_fp8 conversions saturate to the largest finite value
+  } else {
+    return FromFloat<C>(x);
+  }
+}
+
+template <class V>
+__device__ void append_paged_kv(const AppendKvParams& p) {
+  using T = typename V::DType;
+  using C = typename V::CacheType;
+  constexpr int kVec = V::kVec, kItems = V::kItems, kThreads = V::kThreads;
+  constexpr bool kConvert = sizeof(C) == 1;
+  const int chunks = p.head_dim / kVec;
+  const int64_t per_token = static_cast<int64_t>(p.num_heads) * chunks;
+  const int64_t total = per_token * p.nnz;
+
+  Vec<T, kVec> k[kItems], v[kItems];
+  int64_t work[kItems];
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    work[i] = (static_cast<int64_t>(blockIdx.x) * kItems + i) * kThreads + threadIdx.x;
+    if (work[i] < total) {
+      const int64_t token = work[i] / per_token;
+      const int head = static_cast<int>((work[i] % per_token) / chunks);
+      const int e = static_cast<int>(work[i] % chunks) * kVec;
+      k[i] = LoadVecStreaming<T, kVec>(static_cast<const T*>(p.key) + token * p.key_stride_token +
+                                       head * p.key_stride_head + e);
+      v[i] =
+          LoadVecStreaming<T, kVec>(static_cast<const T*>(p.value) + token * p.value_stride_token +
+                                    head * p.value_stride_head + e);
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    if (work[i] >= total) continue;
+    const int64_t token = work[i] / per_token;
+    const int head = static_cast<int>((work[i] % per_token) / chunks);
+    const int e = static_cast<int>(work[i] % chunks) * kVec;
+    const int pos = p.positions[token];
+    const int64_t page = p.kv_indices[p.kv_indptr[p.batch_indices[token]] + pos / p.page_size];
+    const int slot = pos % p.page_size;
+    C* kd = static_cast<C*>(p.k_cache) + page * p.k_layout.stride_page +
+            slot * p.k_layout.stride_slot + head * p.k_layout.stride_head + e;
+    C* vd = static_cast<C*>(p.v_cache) + page * p.v_layout.stride_page +
+            slot * p.v_layout.stride_slot + head * p.v_layout.stride_head + e;
+    if constexpr (kConvert) {
+      Vec<C, kVec> kc, vc;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        kc.v[j] = ToCache<C>(ToFloat(k[i].v[j]) * p.k_rcp_scale);
+        vc.v[j] = ToCache<C>(ToFloat(v[i].v[j]) * p.v_rcp_scale);
+      }
+      StoreVec(kd, kc);
+      StoreVec(vd, vc);
+    } else {
+      StoreVec(kd, k[i]);
+      StoreVec(vd, v[i]);
+    }
+  }
+}
+
+// One block per request.
+template <class V>
+__device__ void batch_indices_positions(const BatchPositionsParams& p) {
+  const int b = blockIdx.x;
+  const int begin = p.append_indptr[b], end = p.append_indptr[b + 1];
+  const int first = p.seq_lens[b] - (end - begin);
+  for (int j = begin + static_cast<int>(threadIdx.x); j < end; j += V::kThreads) {
+    p.batch_indices[j] = b;
+    p.positions[j] = first + (j - begin);
+  }
+}
+
+}  // namespace flashjit::page

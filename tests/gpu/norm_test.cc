@@ -1,0 +1,202 @@
+// QK-norm (3-D), fused add + RMSNorm, Gemma variants and LayerNorm against fp64 references.
+#include <flashjit/norm.h>
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+
+#include "tests/gpu/gpu_test_util.h"
+#include "tests/reference/half.h"
+#include "tests/reference/norm_ref.h"
+
+namespace flashjit::test {
+namespace {
+
+double Tolerance(DType dtype) { return dtype == DType::kBF16 ? 8e-3 : 1.5e-3; }
+
+// Gathers rows of `hidden` elements at `offset(r)` from a host copy of a strided buffer.
+template <class F>
+std::vector<double> Gather(const std::vector<float>& buf, int64_t rows, int64_t hidden, F offset) {
+  std::vector<double> out(rows * hidden);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < hidden; ++c) out[r * hidden + c] = buf[offset(r) + c];
+  return out;
+}
+
+// 3-D [tokens, heads, head_dim] views cut out of a [tokens, width] buffer (like q of a fused qkv
+// tensor): token stride `width`, head stride head_dim; everything outside stays poisoned.
+void RunQkNorm(DType dtype, int64_t tokens, int64_t heads, int64_t head_dim, bool gemma,
+               std::mt19937& rng) {
+  const int64_t width = heads * head_dim + 3 * head_dim;
+  std::vector<float> x = RandomNormal(tokens * width, rng, 1.5f);
+  std::vector<float> w = RandomNormal(head_dim, rng, 0.3f, gemma ? 0.f : 1.f);
+  std::vector<double> xd, wd;
+  DeviceBuffer dx = Upload16(dtype, x, &xd), dw = Upload16(dtype, w, &wd);
+  DeviceBuffer dout(tokens * width * 2);
+  dout.Fill(0xFF);
+  TensorView tx = TensorView::Contiguous(dx.data(), dtype, {tokens, heads, head_dim});
+  TensorView to = TensorView::Contiguous(dout.data(), dtype, {tokens, heads, head_dim});
+  tx.strides[0] = to.strides[0] = width;
+  Status s = RmsNorm(TestEngine(), tx, TensorView::Contiguous(dw.data(), dtype, {head_dim}), to,
+                     1e-6f, gemma);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  Synchronize();
+  if (DryRun()) return;
+  std::vector<float> got = Download16(dtype, dout, tokens * width);
+  const int64_t rows = tokens * heads;
+  auto off = [&](int64_t r) { return (r / heads) * width + (r % heads) * head_dim; };
+  std::vector<double> xr(rows * head_dim);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < head_dim; ++c) xr[r * head_dim + c] = xd[off(r) + c];
+  std::vector<double> ref = ref::RmsNorm(xr, wd, rows, head_dim, 1e-6, gemma);
+  std::vector<float> g(rows * head_dim);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < head_dim; ++c) g[r * head_dim + c] = got[off(r) + c];
+  ErrorStats e = Compare(g, ref);
+  INFO(fmt::format("qk-norm {} tokens {} heads {} dim {} gemma {}: {}", DTypeName(dtype), tokens,
+                   heads, head_dim, gemma, e.ToString()));
+  CHECK(e.non_finite == 0);
+  CHECK(e.rel_l2 < Tolerance(dtype));
+  int64_t touched = 0;
+  for (int64_t t = 0; t < tokens; ++t)
+    for (int64_t c = heads * head_dim; c < width; ++c) touched += !std::isnan(got[t * width + c]);
+  CHECK(touched == 0);
+}
+
+void RunFusedAdd(DType dtype, int64_t rows, int64_t hidden, bool gemma, std::mt19937& rng) {
+  const int64_t stride = hidden + 8;  // padding between rows must stay untouched
+  std::vector<float> x = RandomNormal(rows * stride, rng, 1.f);
+  std::vector<float> res = RandomNormal(rows * stride, rng, 2.f);
+  std::vector<float> w = RandomNormal(hidden, rng, 0.3f, gemma ? 0.f : 1.f);
+  std::vector<double> xd, rd, wd;
+  DeviceBuffer dx = Upload16(dtype, x, &xd), dr = Upload16(dtype, res, &rd);
+  DeviceBuffer dw = Upload16(dtype, w, &wd);
+  TensorView tx = TensorView::Contiguous(dx.data(), dtype, {rows, hidden});
+  TensorView tr = TensorView::Contiguous(dr.data(), dtype, {rows, hidden});
+  tx.strides[0] = tr.strides[0] = stride;
+  TensorView tw = TensorView::Contiguous(dw.data(), dtype, {hidden});
+  Status s = gemma ? GemmaFusedAddRmsNorm(TestEngine(), tx, tr, tw, 1e-5f)
+                   : FusedAddRmsNorm(TestEngine(), tx, tr, tw, 1e-5f);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  Synchronize();
+  if (DryRun()) return;
+  std::vector<float> gx = Download16(dtype, dx, rows * stride);
+  std::vector<float> gr = Download16(dtype, dr, rows * stride);
+  // residual' = round(x + residual); x' = rmsnorm(residual').
+  std::vector<double> sum(rows * hidden);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = 0; c < hidden; ++c)
+      sum[r * hidden + c] =
+          ref::Round16(dtype, static_cast<float>(xd[r * stride + c] + rd[r * stride + c]));
+  std::vector<double> ref_x = ref::RmsNorm(sum, wd, rows, hidden, 1e-5, gemma);
+  auto off = [&](int64_t r) { return r * stride; };
+  std::vector<double> got_x = Gather(gx, rows, hidden, off), got_r = Gather(gr, rows, hidden, off);
+  ErrorStats ex = Compare(std::vector<float>(got_x.begin(), got_x.end()), ref_x);
+  ErrorStats er = Compare(std::vector<float>(got_r.begin(), got_r.end()), sum);
+  INFO(fmt::format("fused add {} rows {} hidden {} gemma {}: x {} residual {}", DTypeName(dtype),
+                   rows, hidden, gemma, ex.ToString(), er.ToString()));
+  CHECK(ex.non_finite == 0);
+  CHECK(ex.rel_l2 < Tolerance(dtype));
+  CHECK(er.max_abs == 0);  // the residual is exactly the rounded sum
+  int64_t changed = 0;
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t c = hidden; c < stride; ++c)
+      changed += gx[r * stride + c] != static_cast<float>(xd[r * stride + c]) ||
+                 gr[r * stride + c] != static_cast<float>(rd[r * stride + c]);
+  CHECK(changed == 0);
+}
+
+void RunLayerNorm(DType dtype, DType wdtype, int64_t rows, int64_t hidden, float mean,
+                  std::mt19937& rng) {
+  std::vector<float> x = RandomNormal(rows * hidden, rng, 1.f, mean);
+  if (rows > 1)  // one constant row: variance 0, output = beta
+    for (int64_t c = 0; c < hidden; ++c) x[hidden + c] = 0.75f;
+  std::vector<float> g = RandomNormal(hidden, rng, 0.3f, 1.f), b = RandomNormal(hidden, rng, 0.5f);
+  std::vector<double> xd, gd, bd;
+  DeviceBuffer dx = Upload16(dtype, x, &xd);
+  DeviceBuffer dg, db;
+  if (wdtype == DType::kF32) {
+    dg = DeviceBuffer(hidden * 4);
+    db = DeviceBuffer(hidden * 4);
+    dg.Upload(g.data(), hidden * 4);
+    db.Upload(b.data(), hidden * 4);
+    gd.assign(g.begin(), g.end());
+    bd.assign(b.begin(), b.end());
+  } else {
+    dg = Upload16(wdtype, g, &gd);
+    db = Upload16(wdtype, b, &bd);
+  }
+  DeviceBuffer dout(rows * hidden * 2);
+  dout.Fill(0xFF);
+  Status s = LayerNorm(TestEngine(), TensorView::Contiguous(dx.data(), dtype, {rows, hidden}),
+                       TensorView::Contiguous(dg.data(), wdtype, {hidden}),
+                       TensorView::Contiguous(db.data(), wdtype, {hidden}),
+                       TensorView::Contiguous(dout.data(), dtype, {rows, hidden}), 1e-5f);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  Synchronize();
+  if (DryRun()) return;
+  std::vector<float> got = Download16(dtype, dout, rows * hidden);
+  ErrorStats e = Compare(got, ref::LayerNorm(xd, gd, bd, rows, hidden, 1e-5));
+  INFO(fmt::format("layernorm {} w {} rows {} hidden {} mean {}: {}", DTypeName(dtype),
+                   DTypeName(wdtype), rows, hidden, mean, e.ToString()));
+  CHECK(e.non_finite == 0);
+  CHECK(e.rel_l2 < Tolerance(dtype));
+}
+
+TEST_CASE("rmsnorm on 3-D QK-norm views of a fused qkv buffer", "[gpu][layer][norm]") {
+  std::mt19937 rng(Seed());
+  for (DType dtype : {DType::kBF16, DType::kF16})
+    for (int64_t head_dim : {64, 128, 256, 72})
+      for (int64_t tokens : {1, 5, 300}) RunQkNorm(dtype, tokens, 8, head_dim, false, rng);
+  RunQkNorm(DType::kBF16, 17, 32, 128, true, rng);
+}
+
+TEST_CASE("fused_add_rmsnorm updates residual and input in place", "[gpu][layer][norm]") {
+  std::mt19937 rng(Seed());
+  for (DType dtype : {DType::kBF16, DType::kF16})
+    for (int64_t hidden : {8, 128, 1000, 2048, 4096, 5120, 8200, 16384, 16392, 200000})
+      for (int64_t rows : {1, 33}) RunFusedAdd(dtype, rows, hidden, false, rng);
+  RunFusedAdd(DType::kBF16, 65, 4096, true, rng);
+  RunFusedAdd(DType::kF16, 3, 1000, true, rng);
+  RunFusedAdd(DType::kBF16, 7, 13, false, rng);  // odd hidden: scalar path
+}
+
+TEST_CASE("layernorm matches the fp64 reference", "[gpu][layer][norm]") {
+  std::mt19937 rng(Seed());
+  for (DType dtype : {DType::kBF16, DType::kF16})
+    for (DType wdtype : {dtype, DType::kF32})
+      for (int64_t hidden : {64, 1000, 4096, 8192, 12296, 140000})
+        RunLayerNorm(dtype, wdtype, 9, hidden, 0.f, rng);
+  RunLayerNorm(DType::kBF16, DType::kF32, 31, 4096, 40.f, rng);  // large mean, two-pass variance
+  RunLayerNorm(DType::kF16, DType::kF16, 3, 7, 0.f, rng);
+}
+
+TEST_CASE("gemma_rmsnorm and adversarial magnitudes", "[gpu][layer][norm]") {
+  std::mt19937 rng(Seed());
+  const DType dt = DType::kBF16;
+  for (float scale : {1e-3f, 1e3f}) {
+    const int64_t rows = 4, hidden = 4096;
+    std::vector<float> x = RandomNormal(rows * hidden, rng, scale);
+    std::vector<float> w = RandomNormal(hidden, rng, 0.2f);
+    std::vector<double> xd, wd;
+    DeviceBuffer dx = Upload16(dt, x, &xd), dw = Upload16(dt, w, &wd), dout(rows * hidden * 2);
+    dout.Fill(0xFF);
+    Status s = GemmaRmsNorm(TestEngine(), TensorView::Contiguous(dx.data(), dt, {rows, hidden}),
+                            TensorView::Contiguous(dw.data(), dt, {hidden}),
+                            TensorView::Contiguous(dout.data(), dt, {rows, hidden}), 1e-6f);
+    REQUIRE(s.ok());
+    Synchronize();
+    if (DryRun()) continue;
+    ErrorStats e = Compare(Download16(dt, dout, rows * hidden),
+                           ref::RmsNorm(xd, wd, rows, hidden, 1e-6, true));
+    INFO(fmt::format("gemma scale {}: {}", scale, e.ToString()));
+    CHECK(e.non_finite == 0);
+    CHECK(e.rel_l2 < 8e-3);
+  }
+}
+
+}  // namespace
+}  // namespace flashjit::test

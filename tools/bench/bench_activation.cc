@@ -1,0 +1,51 @@
+// Gated activation bandwidth. Bytes that must move: read [rows, 2d], write [rows, d].
+#include <flashjit/activation.h>
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "tools/bench/bench_util.h"
+
+using namespace flashjit;
+
+namespace {
+
+enum class Act { kSilu, kGelu, kGeluTanh };
+
+void Bench(Engine& engine, Act act, int64_t rows, int64_t d) {
+  const DType dt = DType::kBF16;
+  const size_t in_bytes = rows * 2 * d * 2, out_bytes = rows * d * 2;
+  const int copies = in_bytes >= (64u << 20)
+                         ? 1
+                         : std::min<int>(64, static_cast<int>((160u << 20) / in_bytes + 1));
+  std::vector<void*> ins, outs;
+  for (int c = 0; c < copies; ++c) {
+    ins.push_back(bench::DeviceAlloc(in_bytes));
+    outs.push_back(bench::DeviceAlloc(out_bytes));
+    bench::DeviceFillRandom16(ins.back(), in_bytes / 2, 1.f);
+  }
+  const char* names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul"};
+  double us = bench::MedianMicros([&](int i) {
+    const int c = i % copies;
+    TensorView in = TensorView::Contiguous(ins[c], dt, {rows, 2 * d});
+    TensorView out = TensorView::Contiguous(outs[c], dt, {rows, d});
+    Status s = act == Act::kSilu   ? SiluAndMul(engine, in, out)
+               : act == Act::kGelu ? GeluAndMul(engine, in, out)
+                                   : GeluTanhAndMul(engine, in, out);
+    if (!s.ok()) throw std::runtime_error(s.ToString());
+  });
+  bench::Report(names[static_cast<int>(act)], fmt::format("bf16 {}x(2*{})", rows, d), us,
+                static_cast<double>(in_bytes + out_bytes));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Engine& engine = bench::Setup(argc, argv);
+  for (int64_t rows : {1, 64, 8192, 16384}) Bench(engine, Act::kSilu, rows, 14336);
+  Bench(engine, Act::kGelu, 16384, 14336);
+  Bench(engine, Act::kGeluTanh, 16384, 14336);
+  Bench(engine, Act::kSilu, 16384, 4096);
+  return 0;
+}

@@ -1,0 +1,89 @@
+// append_paged_kv_cache bandwidth. Bytes that must move: read new k and v, write them into the
+// cache (+ batch index and position per token). Requests get disjoint shuffled pages.
+#include <flashjit/page.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "src/runtime/driver.h"
+#include "tools/bench/bench_util.h"
+
+using namespace flashjit;
+
+namespace {
+
+void* UploadI32(const std::vector<int32_t>& v) {
+  void* p = bench::DeviceAlloc(v.size() * 4 + 4);
+  if (!bench::DryRun())
+    (*runtime::Driver())->cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(p), v.data(), v.size() * 4);
+  return p;
+}
+
+void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType cache_dt,
+           int64_t heads = 8, int64_t dim = 128, int64_t page = 16) {
+  const DType dt = DType::kBF16;
+  // Each request appends nnz / batch tokens after 100 existing ones.
+  std::vector<int32_t> bi(nnz), pos(nnz), kv_indptr{0}, last;
+  const int64_t per = nnz / batch, old = 100;
+  for (int64_t t = 0; t < nnz; ++t) {
+    bi[t] = static_cast<int32_t>(t / per);
+    pos[t] = static_cast<int32_t>(old + t % per);
+  }
+  for (int64_t b = 0; b < batch; ++b) {
+    kv_indptr.push_back(static_cast<int32_t>(kv_indptr.back() + (old + per + page - 1) / page));
+    last.push_back(static_cast<int32_t>((old + per - 1) % page + 1));
+  }
+  const int64_t pages = kv_indptr.back();
+  std::vector<int32_t> indices(pages);
+  for (int64_t i = 0; i < pages; ++i) indices[i] = static_cast<int32_t>(i);
+  std::shuffle(indices.begin(), indices.end(), std::mt19937(7));
+  const size_t row_bytes = nnz * heads * dim * 2;
+  const int copies = row_bytes >= (32u << 20)
+                         ? 1
+                         : std::min<int>(64, static_cast<int>((160u << 20) / (2 * row_bytes) + 1));
+  std::vector<void*> ks, vs;
+  for (int c = 0; c < copies; ++c) {
+    ks.push_back(bench::DeviceAlloc(row_bytes));
+    vs.push_back(bench::DeviceAlloc(row_bytes));
+    bench::DeviceFillRandom16(ks.back(), row_bytes / 2, 1.f);
+    bench::DeviceFillRandom16(vs.back(), row_bytes / 2, 1.f);
+  }
+  const int cb = DTypeBytes(cache_dt);
+  void* cache = bench::DeviceAlloc(pages * 2 * page * heads * dim * cb);
+  TensorView tbi = TensorView::Contiguous(UploadI32(bi), DType::kI32, {nnz});
+  TensorView tpos = TensorView::Contiguous(UploadI32(pos), DType::kI32, {nnz});
+  TensorView tind = TensorView::Contiguous(UploadI32(indices), DType::kI32, {pages});
+  TensorView tptr = TensorView::Contiguous(UploadI32(kv_indptr), DType::kI32, {batch + 1});
+  TensorView tlast = TensorView::Contiguous(UploadI32(last), DType::kI32, {batch});
+  const bool nhd = layout == KvLayout::kNHD;
+  TensorView tcache = TensorView::Contiguous(
+      cache, cache_dt, {pages, 2, nhd ? page : heads, nhd ? heads : page, dim});
+  const float scale = cb == 1 ? 0.5f : 1.f;
+  double us = bench::MedianMicros([&](int i) {
+    const int c = i % copies;
+    Status s = AppendPagedKvCache(engine, TensorView::Contiguous(ks[c], dt, {nnz, heads, dim}),
+                                  TensorView::Contiguous(vs[c], dt, {nnz, heads, dim}), tbi, tpos,
+                                  tcache, tind, tptr, tlast, layout, scale, scale);
+    if (!s.ok()) throw std::runtime_error(s.ToString());
+  });
+  const double moved = 2.0 * row_bytes + 2.0 * nnz * heads * dim * cb + nnz * 8.0;
+  bench::Report("append_paged_kv",
+                fmt::format("{} nnz {} reqs {} h {} d {} page {} {}", DTypeName(cache_dt), nnz,
+                            batch, heads, dim, page, nhd ? "NHD" : "HND"),
+                us, moved);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Engine& engine = bench::Setup(argc, argv);
+  Bench(engine, 1, 1, KvLayout::kNHD, DType::kBF16);
+  Bench(engine, 64, 64, KvLayout::kNHD, DType::kBF16);  // decode: one token per request
+  Bench(engine, 16384, 64, KvLayout::kNHD, DType::kBF16);
+  Bench(engine, 16384, 64, KvLayout::kHND, DType::kBF16);
+  Bench(engine, 16384, 64, KvLayout::kNHD, DType::kF8E4M3);
+  return 0;
+}

@@ -1,0 +1,101 @@
+// RoPE bandwidth. Bytes that must move: read q, k (+ positions, + cos/sin rows), write q, k.
+// Q and K rotate over enough copies to exceed the L2.
+#include <flashjit/rope.h>
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <vector>
+
+#include "src/runtime/driver.h"
+#include "tools/bench/bench_util.h"
+
+using namespace flashjit;
+
+namespace {
+
+const DType kDt = DType::kBF16;
+enum class Form { kPosIds, kPosIdsInplace, kInterleave, kLlama31, kIndptr, kCache };
+
+void* UploadI32(const std::vector<int32_t>& v) {
+  void* p = bench::DeviceAlloc(v.size() * 4 + 4);
+  if (!bench::DryRun())
+    (*runtime::Driver())->cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(p), v.data(), v.size() * 4);
+  return p;
+}
+
+void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64_t dim) {
+  const size_t qb = nnz * hq * dim * 2, kb = nnz * hk * dim * 2;
+  const int copies = qb + kb >= (64u << 20)
+                         ? 1
+                         : std::min<int>(64, static_cast<int>((160u << 20) / (qb + kb) + 1));
+  std::vector<void*> q, k, qo, ko;
+  for (int c = 0; c < copies; ++c) {
+    for (auto* v : {&q, &qo}) v->push_back(bench::DeviceAlloc(qb));
+    for (auto* v : {&k, &ko}) v->push_back(bench::DeviceAlloc(kb));
+    bench::DeviceFillRandom16(q.back(), qb / 2, 1.f);
+    bench::DeviceFillRandom16(k.back(), kb / 2, 1.f);
+  }
+  std::vector<int32_t> pos(nnz), indptr{0}, offsets;
+  for (int64_t t = 0; t < nnz; ++t) pos[t] = static_cast<int32_t>((t * 7919) % 4096);
+  const int64_t batch = std::max<int64_t>(1, std::min<int64_t>(nnz, 64));
+  for (int64_t b = 0; b < batch; ++b) {
+    indptr.push_back(static_cast<int32_t>(nnz * (b + 1) / batch));
+    offsets.push_back(static_cast<int32_t>(b * 37));
+  }
+  void* dpos = UploadI32(pos);
+  void* dindptr = UploadI32(indptr);
+  void* doff = UploadI32(offsets);
+  void* cache = bench::DeviceAlloc(4096 * dim * 4);
+  bench::DeviceFillRandom16(cache, 4096 * dim * 2, 0.5f);  // finite float bits
+  TensorView tpos = TensorView::Contiguous(dpos, DType::kI32, {nnz});
+  TensorView tind = TensorView::Contiguous(dindptr, DType::kI32, {batch + 1});
+  TensorView toff = TensorView::Contiguous(doff, DType::kI32, {batch});
+  TensorView tcache = TensorView::Contiguous(cache, DType::kF32, {4096, dim});
+  const char* names[] = {"rope_pos_ids", "rope_pos_ids_inplace", "rope_interleave",
+                         "llama31_rope", "rope_indptr",          "rope_cos_sin_cache"};
+  double us = bench::MedianMicros([&](int i) {
+    const int c = i % copies;
+    TensorView tq = TensorView::Contiguous(q[c], kDt, {nnz, hq, dim});
+    TensorView tk = TensorView::Contiguous(k[c], kDt, {nnz, hk, dim});
+    TensorView tqo = TensorView::Contiguous(qo[c], kDt, {nnz, hq, dim});
+    TensorView tko = TensorView::Contiguous(ko[c], kDt, {nnz, hk, dim});
+    Status s;
+    switch (form) {
+      case Form::kPosIds:
+        s = ApplyRopePosIds(engine, tq, tk, tqo, tko, tpos);
+        break;
+      case Form::kPosIdsInplace:
+        s = ApplyRopePosIdsInplace(engine, tq, tk, tpos);
+        break;
+      case Form::kInterleave:
+        s = ApplyRopePosIds(engine, tq, tk, tqo, tko, tpos, {-1, true});
+        break;
+      case Form::kLlama31:
+        s = ApplyLlama31RopePosIds(engine, tq, tk, tqo, tko, tpos);
+        break;
+      case Form::kIndptr:
+        s = ApplyRope(engine, tq, tk, tqo, tko, tind, toff);
+        break;
+      case Form::kCache:
+        s = ApplyRopeWithCosSinCache(engine, tpos, tq, tk, tqo, tko, dim, tcache, true);
+        break;
+    }
+    if (!s.ok()) throw std::runtime_error(s.ToString());
+  });
+  double moved = 2.0 * (qb + kb) + (form == Form::kIndptr ? 0 : nnz * 4.0);
+  if (form == Form::kCache) moved += nnz * dim * 4.0;  // one cos/sin row per token
+  bench::Report(names[static_cast<int>(form)],
+                fmt::format("bf16 nnz {} h {}/{} d {}", nnz, hq, hk, dim), us, moved);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Engine& engine = bench::Setup(argc, argv);
+  for (int64_t nnz : {1, 64, 16384}) Bench(engine, Form::kPosIds, nnz, 32, 8, 128);
+  for (Form f :
+       {Form::kPosIdsInplace, Form::kInterleave, Form::kLlama31, Form::kIndptr, Form::kCache})
+    Bench(engine, f, 16384, 32, 8, 128);
+  Bench(engine, Form::kCache, 64, 32, 8, 128);
+  return 0;
+}

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""PyTorch eager baselines for the layer ops, timed like flashjit's benchmarks.
+
+Bytes that must move are counted the same way as tools/bench/bench_{norm,rope,activation,page}.cc;
+median of CUDA-event-timed runs, inputs rotating over enough copies to exceed the 60 MB L2.
+Prints one line per case: name, shape, microseconds, TB/s.
+"""
+import statistics
+
+import torch
+import torch.nn.functional as F
+
+DEV = "cuda"
+BF16 = torch.bfloat16
+
+
+def copies_for(nbytes):
+    return 1 if nbytes >= (64 << 20) else min(64, (160 << 20) // nbytes + 1)
+
+
+def median_us(fn, n, iters=50, warmup=5):
+    for i in range(warmup):
+        fn(i % n)
+    start = torch.cuda.Event(enable_timing=True)
+    stop = torch.cuda.Event(enable_timing=True)
+    times = []
+    for i in range(iters):
+        start.record()
+        fn(i % n)
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1000.0)
+    return statistics.median(times)
+
+
+def report(name, shape, us, moved):
+    print(f"torch {name:<24} {shape:<36} {us:9.2f} us {moved / (us * 1e-6) / 1e12:6.3f} TB/s",
+          flush=True)
+
+
+def rand(*shape):
+    return torch.randn(*shape, device=DEV, dtype=BF16)
+
+
+def bench_copy():
+    n = 1 << 30
+    a, b = torch.empty(n, device=DEV, dtype=torch.uint8), torch.empty(n, device=DEV, dtype=torch.uint8)
+    us = median_us(lambda i: b.copy_(a), 1)
+    report("device_copy", "1 GiB", us, 2 * n)
+
+
+def bench_norm():
+    for rows, hidden in [(1, 4096), (64, 4096), (2048, 4096), (16384, 4096), (8192, 8192),
+                         (4096, 16384)]:
+        nb = rows * hidden * 2
+        c = copies_for(nb)
+        xs = [rand(rows, hidden) for _ in range(c)]
+        w = rand(hidden)
+        us = median_us(lambda i: F.rms_norm(xs[i], (hidden,), w, 1e-6), c)
+        report("rms_norm", f"bf16 {rows}x{hidden}", us, 2 * nb + hidden * 2)
+    for rows, hidden in [(64, 4096), (16384, 4096), (8192, 8192)]:
+        nb = rows * hidden * 2
+        c = copies_for(2 * nb)
+        xs = [rand(rows, hidden) for _ in range(c)]
+        rs = [rand(rows, hidden) for _ in range(c)]
+        w = rand(hidden)
+
+        def fused(i):
+            rs[i].add_(xs[i])
+            xs[i].copy_(F.rms_norm(rs[i], (hidden,), w, 1e-6))
+
+        us = median_us(fused, c)
+        report("add+rms_norm (unfused)", f"bf16 {rows}x{hidden}", us, 4 * nb + hidden * 2)
+    for rows, hidden in [(64, 8192), (8192, 8192)]:
+        nb = rows * hidden * 2
+        c = copies_for(nb)
+        xs = [rand(rows, hidden) for _ in range(c)]
+        g = torch.randn(hidden, device=DEV)
+        b = torch.randn(hidden, device=DEV)
+        us = median_us(lambda i: F.layer_norm(xs[i].float(), (hidden,), g, b, 1e-6).to(BF16), c)
+        report("layer_norm", f"bf16 {rows}x{hidden}", us, 2 * nb + hidden * 8)
+    for rows in [64, 16384]:
+        nb = rows * 32 * 128 * 2
+        c = copies_for(nb)
+        xs = [rand(rows, 32, 128) for _ in range(c)]
+        w = rand(128)
+        us = median_us(lambda i: F.rms_norm(xs[i], (128,), w, 1e-6), c)
+        report("rms_norm qk", f"bf16 {rows}x32x128", us, 2 * nb + 256)
+
+
+def rope_neox(x, cos, sin):
+    half = x.shape[-1] // 2
+    x1, x2 = x[..., :half], x[..., half:]
+    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+
+
+def bench_rope():
+    hq, hk, d = 32, 8, 128
+    inv = 1.0 / (1e4 ** (torch.arange(0, d, 2, device=DEV, dtype=torch.float32) / d))
+    for nnz in [1, 64, 16384]:
+        nb = nnz * (hq + hk) * d * 2
+        c = copies_for(nb)
+        qs = [rand(nnz, hq, d) for _ in range(c)]
+        ks = [rand(nnz, hk, d) for _ in range(c)]
+        pos = (torch.arange(nnz, device=DEV) * 7919) % 4096
+
+        def run(i):
+            ang = pos.float()[:, None] * inv[None, :]
+            cos, sin = ang.cos()[:, None, :].to(BF16), ang.sin()[:, None, :].to(BF16)
+            return rope_neox(qs[i], cos, sin), rope_neox(ks[i], cos, sin)
+
+        us = median_us(run, c)
+        report("rope (unfused, eager)", f"bf16 nnz {nnz} h {hq}/{hk} d {d}", us, 2 * nb + nnz * 4)
+
+
+def bench_activation():
+    d = 14336
+    for rows in [1, 64, 8192, 16384]:
+        nb = rows * 2 * d * 2
+        c = copies_for(nb)
+        xs = [rand(rows, 2 * d) for _ in range(c)]
+        us = median_us(lambda i: F.silu(xs[i][:, :d]) * xs[i][:, d:], c)
+        report("silu(x[:, :d]) * x[:, d:]", f"bf16 {rows}x(2*{d})", us, nb * 1.5)
+    rows = 16384
+    xs = [rand(rows, 2 * d)]
+    us = median_us(lambda i: F.gelu(xs[i][:, :d], approximate="tanh") * xs[i][:, d:], 1)
+    report("gelu_tanh(x[:, :d]) * x[:, d:]", f"bf16 {rows}x(2*{d})", us, rows * 2 * d * 3)
+
+
+def bench_page():
+    heads, d, page = 8, 128, 16
+    for nnz, batch in [(64, 64), (16384, 64)]:
+        per, old = nnz // batch, 100
+        pages_per = (old + per + page - 1) // page
+        pages = pages_per * batch
+        perm = torch.randperm(pages, device=DEV, dtype=torch.int64)
+        cache = torch.empty(pages, 2, page, heads, d, device=DEV, dtype=BF16)
+        t = torch.arange(nnz, device=DEV)
+        b, p = t // per, old + t % per
+        page_idx = perm[b * pages_per + p // page]
+        slot = p % page
+        nb = nnz * heads * d * 2
+        c = copies_for(2 * nb)
+        ks = [rand(nnz, heads, d) for _ in range(c)]
+        vs = [rand(nnz, heads, d) for _ in range(c)]
+
+        def run(i):
+            cache[page_idx, 0, slot] = ks[i]
+            cache[page_idx, 1, slot] = vs[i]
+
+        us = median_us(run, c)
+        report("index_put append", f"bf16 nnz {nnz} reqs {batch} NHD", us, 4 * nb + nnz * 8)
+
+
+def main():
+    print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}", flush=True)
+    bench_copy()
+    bench_norm()
+    bench_rope()
+    bench_activation()
+    bench_page()
+
+
+if __name__ == "__main__":
+    main()
