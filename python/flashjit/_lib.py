@@ -32,6 +32,8 @@ def _candidates():
     # <prefix>/lib/python3.X/site-packages/flashjit -> <prefix>/lib
     yield os.path.normpath(os.path.join(here, "..", "..", "..", "libflashjit.so"))
     yield os.path.normpath(os.path.join(here, "..", "lib", "libflashjit.so"))
+    # <prefix>/lib/python/flashjit (cmake --install) -> <prefix>/lib
+    yield os.path.normpath(os.path.join(here, "..", "..", "libflashjit.so"))
     repo = os.path.normpath(os.path.join(here, "..", ".."))
     builds = glob.glob(os.path.join(repo, "build*", "libflashjit.so"))
     builds.sort(key=lambda p: os.path.getmtime(p), reverse=True)

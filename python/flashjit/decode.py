@@ -81,20 +81,21 @@ def _options(pos_encoding_mode, window_left, logits_soft_cap, sm_scale, rope_sca
     return ref
 
 
-_single_workspace = {}  # device index -> uint8 tensor
+_single_workspace = {}  # (device index, Hq, D) -> (uint8 tensor, address, bytes)
 
 
 def _single_decode_workspace(q, num_qo_heads, head_dim):
-    torch = torch_module()
-    if torch is None or not isinstance(q, torch.Tensor) or q.get_device() < 0:
+    get_device = getattr(q, "get_device", None)
+    index = get_device() if get_device is not None else -1
+    if index < 0:
         return None, 0
-    need = _c.flashjit_single_decode_workspace_bytes(num_qo_heads, head_dim)
-    index = q.get_device()
-    ws = _single_workspace.get(index)
-    if ws is None or ws.numel() < need:
-        ws = torch.empty(need, dtype=torch.uint8, device=q.device)
-        _single_workspace[index] = ws
-    return ws.data_ptr(), ws.numel()
+    hit = _single_workspace.get((index, num_qo_heads, head_dim))
+    if hit is None:
+        torch = torch_module()
+        need = _c.flashjit_single_decode_workspace_bytes(num_qo_heads, head_dim)
+        ws = torch.empty(max(need, 1), dtype=torch.uint8, device=q.device)
+        hit = _single_workspace[(index, num_qo_heads, head_dim)] = (ws, ws.data_ptr(), need)
+    return hit[1], hit[2]
 
 
 def single_decode_with_kv_cache(q, k, v, kv_layout="NHD", pos_encoding_mode="NONE",

@@ -255,6 +255,9 @@ def chain_speculative_sampling(draft_probs, draft_token_ids, target_probs,
                                generator=None, seed=None, offset=None, out=None):
     """Returns output_token_ids int32 [batch, n + 1]: accepted drafts, the replacement/bonus
     token, then -1. The two optional counters (int32 [batch]) are accumulated in place."""
+    if _is_tensor(seed) or _is_tensor(offset):
+        raise TypeError("chain_speculative_sampling: seed and offset must be ints (device "
+                        "tensors are not supported here)")
     if out is None:
         torch = require_torch("chain_speculative_sampling")
         b, n = draft_token_ids.shape[0], draft_token_ids.shape[1]

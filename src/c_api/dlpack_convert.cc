@@ -96,6 +96,7 @@ struct StreamApi {
   CUresult (*pop)(CUcontext*) = nullptr;
   CUresult (*ctx_device)(CUdevice*) = nullptr;
   CUresult (*device_get)(CUdevice*, int) = nullptr;
+  CUresult (*is_capturing)(CUstream, CUstreamCaptureStatus*) = nullptr;
   bool ok = false;
 };
 
@@ -110,7 +111,9 @@ const StreamApi& Streams() {
     a.pop = reinterpret_cast<decltype(a.pop)>(dlsym(lib, "cuCtxPopCurrent_v2"));
     a.ctx_device = reinterpret_cast<decltype(a.ctx_device)>(dlsym(lib, "cuCtxGetDevice"));
     a.device_get = reinterpret_cast<decltype(a.device_get)>(dlsym(lib, "cuDeviceGet"));
-    a.ok = a.device_get && (a.get_device || (a.get_ctx && a.push && a.pop && a.ctx_device));
+    a.is_capturing = reinterpret_cast<decltype(a.is_capturing)>(dlsym(lib, "cuStreamIsCapturing"));
+    a.ok = a.device_get && a.is_capturing &&
+           (a.get_device || (a.get_ctx && a.push && a.pop && a.ctx_device));
     return a;
   }();
   return api;
@@ -126,6 +129,18 @@ Status CheckStream(const Engine& engine, void* stream, int device) {
   if (!driver.ok()) return Status::Ok();  // the op reports NoDriver itself
   const StreamApi& api = Streams();
   if (!api.ok) return Status::Ok();
+  // The last stream this thread validated, per device: the hot path makes no driver call.
+  // (A stream destroyed and recreated at the same address on another device then fails at
+  // launch with a CUDA error instead of here.)
+  thread_local void* last_stream = nullptr;
+  thread_local int last_device = -1;
+  if (stream == last_stream && device == last_device) return Status::Ok();
+  // Queries like cuStreamGetDevice are not allowed on a capturing stream (they would invalidate
+  // the capture); cuStreamIsCapturing is. A captured launch is checked when the graph runs.
+  CUstreamCaptureStatus capture = CU_STREAM_CAPTURE_STATUS_NONE;
+  if (api.is_capturing(static_cast<CUstream>(stream), &capture) != CUDA_SUCCESS ||
+      capture != CU_STREAM_CAPTURE_STATUS_NONE)
+    return Status::Ok();
   CUdevice dev = -1;
   CUresult rc;
   if (api.get_device) {
@@ -149,6 +164,8 @@ Status CheckStream(const Engine& engine, void* stream, int device) {
         fmt::format("stream {} belongs to cuda:{} but the tensors are on cuda:{}; pass a stream "
                     "of the tensors' device",
                     stream, static_cast<int>(dev), device));
+  last_stream = stream;
+  last_device = device;
   return Status::Ok();
 }
 
