@@ -19,16 +19,22 @@ FLASHJIT_DEVICE long long PickIndex(const Src& src, int64_t n, uint32_t floor_ke
                                     BlockScratch& s, PickScratch& ps) {
   constexpr int kThreads = V::kThreads, kVec = V::kVec, kUnroll = 4;
   constexpr int64_t kStep = static_cast<int64_t>(kThreads) * kVec;
+  constexpr int64_t kTile = kStep * kUnroll;
   float running = 0.f;
-  for (int64_t tile = 0; tile < n; tile += kStep * kUnroll) {
-    float w[kUnroll][kVec];
-    bool bad = false;
-    typename Src::Raw r[kUnroll];
+  // The next tile's loads are issued before this tile's scan, so one tile's memory latency
+  // overlaps the previous tile's synchronisation.
+  typename Src::Raw r[kUnroll];
+  auto load_tile = [&](int64_t tile) {
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int64_t e = tile + u * kStep + threadIdx.x * kVec;
       if (e < n) r[u] = src.Load(e);
     }
+  };
+  load_tile(0);
+  for (int64_t tile = 0; tile < n; tile += kTile) {
+    float w[kUnroll][kVec];
+    bool bad = false;
     float local = 0.f;
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
@@ -45,6 +51,7 @@ FLASHJIT_DEVICE long long PickIndex(const Src& src, int64_t n, uint32_t floor_ke
         local += w[u][j];
       }
     }
+    if (tile + kTile < n) load_tile(tile + kTile);
     float unused_total;
     const float incl = BlockInclusiveScan<kThreads>(local, s, &unused_total);
     // Each thread's interval starts exactly where the previous thread's ends: lanes take the

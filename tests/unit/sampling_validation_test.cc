@@ -59,7 +59,7 @@ TEST_CASE("sampling ops reject shape, dtype and device mismatches before launch"
   f.ExpectInvalid(SamplingFromProbs(e, f.probs, i64_samples), "samples");
   TensorView other_device = f.samples;
   other_device.device = 1;
-  f.ExpectInvalid(SamplingFromProbs(e, f.probs, other_device), "device");
+  f.ExpectInvalid(SamplingFromProbs(e, f.probs, other_device), "samples: on cuda:1");
   TensorView strided = f.probs;
   strided.strides[1] = 2;
   f.ExpectInvalid(TopPSamplingFromProbs(e, strided, f.samples, 0.9f), "probs");
@@ -69,6 +69,9 @@ TEST_CASE("sampling ops reject shape, dtype and device mismatches before launch"
   f16_out.dtype = DType::kF16;
   f.ExpectInvalid(TopKMaskLogits(e, f.probs, f16_out, 5), "out");
   f.ExpectInvalid(Softmax(e, f.probs, f16_out), "out");
+  TensorView huge = TensorView::Contiguous(f.host.data(), DType::kF32, {1, (1 << 20) + 4});
+  TensorView one_sample = TensorView::Contiguous(f.ints.data(), DType::kI32, {1});
+  f.ExpectInvalid(SamplingFromProbs(e, huge, one_sample), "2^20 tokens");
   // Per-row tensors: right length and dtype.
   TensorView k_short = TensorView::Contiguous(f.ints.data(), DType::kI32, {3});
   f.ExpectInvalid(TopKSamplingFromProbs(e, f.probs, f.samples, 0, k_short), "top_k_arr");

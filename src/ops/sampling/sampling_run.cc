@@ -75,7 +75,8 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     FLASHJIT_RETURN_IF_ERROR(CheckDim(r.out, "out", 1, vocab, "the vocabulary size"));
     FLASHJIT_RETURN_IF_ERROR(CheckInnerContiguous(r.out, "out"));
   }
-  FLASHJIT_RETURN_IF_ERROR(CheckSameDevice(r.out, "out", in, in_name));
+  FLASHJIT_RETURN_IF_ERROR(
+      CheckSameDevice(r.out, r.output == SamplingOutput::kSample ? "samples" : "out", in, in_name));
   if (Given(o.valid)) {
     FLASHJIT_RETURN_IF_ERROR(CheckTensor(o.valid, "valid", 1, {DType::kU8, DType::kBool}));
     FLASHJIT_RETURN_IF_ERROR(CheckDim(o.valid, "valid", 0, batch, "the batch size"));
@@ -89,9 +90,11 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
       CheckPerRow(r.temperature_arr, "temperature_arr", DType::kF32, batch, in));
   if (vocab < 1 && batch > 0)
     return Status::InvalidArgument(fmt::format("{}: vocabulary size 0", in_name));
-  if (vocab > 0x7fffffff || batch > 0x7fffffff)
-    return Status::InvalidArgument(fmt::format(
-        "{}: {} rows of {} tokens; at most 2^31-1 of each supported", in_name, batch, vocab));
+  // The radix select's 32-bit significand sums are exact up to 2^20 elements per row.
+  if (vocab > (int64_t{1} << 20) || batch > 0x7fffffff)
+    return Status::InvalidArgument(
+        fmt::format("{}: {} rows of {} tokens; at most 2^20 tokens and 2^31-1 rows supported",
+                    in_name, batch, vocab));
   FLASHJIT_RETURN_IF_ERROR(CheckKnobs(r, vocab));
   if (batch == 0) return Status::Ok();
 

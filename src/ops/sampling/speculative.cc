@@ -43,9 +43,9 @@ Status ChainSpeculativeSampling(Engine& engine, const TensorView& draft_probs,
        {std::pair{&draft_token_ids, "draft_token_ids"}, std::pair{&target_probs, "target_probs"},
         std::pair{&output_token_ids, "output_token_ids"}})
     FLASHJIT_RETURN_IF_ERROR(CheckSameDevice(*t, name, draft_probs, "draft_probs"));
-  if (batch > 0x7fffffff || vocab > 0x7fffffff)
-    return Status::InvalidArgument(
-        fmt::format("draft_probs: {} rows of {} tokens; at most 2^31-1 of each", batch, vocab));
+  if (batch > 0x7fffffff || vocab > (int64_t{1} << 20))
+    return Status::InvalidArgument(fmt::format(
+        "draft_probs: {} rows of {} tokens; at most 2^31-1 rows and 2^20 tokens", batch, vocab));
   if (vocab < 1 && batch > 0) return Status::InvalidArgument("draft_probs: vocabulary size 0");
   if (batch == 0) return Status::Ok();
 
