@@ -81,6 +81,8 @@ template <class T, int N>
 FLASHJIT_DEVICE void StoreVecStreaming(T* p, const Vec<T, N>& v) {
   if constexpr (sizeof(Vec<T, N>) == 16) {
     __stcs(reinterpret_cast<int4*>(p), *reinterpret_cast<const int4*>(&v));
+  } else if constexpr (sizeof(Vec<T, N>) == 8) {
+    __stcs(reinterpret_cast<int2*>(p), *reinterpret_cast<const int2*>(&v));
   } else {
     *reinterpret_cast<Vec<T, N>*>(p) = v;
   }

@@ -26,52 +26,49 @@ __device__ void append_paged_kv(const AppendKvParams& p) {
   using T = typename V::DType;
   using C = typename V::CacheType;
   constexpr int kVec = V::kVec, kItems = V::kItems, kThreads = V::kThreads;
-  constexpr bool kConvert = sizeof(C) == 1;
+  // REQUIRES (host): nnz * heads * chunks < 2^31, so 32-bit index math is exact.
   const int chunks = p.head_dim / kVec;
-  const int64_t per_token = static_cast<int64_t>(p.num_heads) * chunks;
-  const int64_t total = per_token * p.nnz;
+  const int per_token = p.num_heads * chunks;
+  const int total = per_token * p.nnz;
 
   Vec<T, kVec> k[kItems], v[kItems];
-  int64_t work[kItems];
+  int token[kItems], head[kItems], e[kItems];
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
-    work[i] = (static_cast<int64_t>(blockIdx.x) * kItems + i) * kThreads + threadIdx.x;
-    if (work[i] < total) {
-      const int64_t token = work[i] / per_token;
-      const int head = static_cast<int>((work[i] % per_token) / chunks);
-      const int e = static_cast<int>(work[i] % chunks) * kVec;
-      k[i] = LoadVecStreaming<T, kVec>(static_cast<const T*>(p.key) + token * p.key_stride_token +
-                                       head * p.key_stride_head + e);
-      v[i] =
-          LoadVecStreaming<T, kVec>(static_cast<const T*>(p.value) + token * p.value_stride_token +
-                                    head * p.value_stride_head + e);
-    }
+    const int w = (blockIdx.x * kItems + i) * kThreads + threadIdx.x;
+    token[i] = w < total ? w / per_token : -1;
+    if (token[i] < 0) continue;
+    const int within = w - token[i] * per_token;
+    head[i] = within / chunks;
+    e[i] = (within - head[i] * chunks) * kVec;
+    k[i] = LoadVecStreaming<T, kVec>(static_cast<const T*>(p.key) + token[i] * p.key_stride_token +
+                                     head[i] * p.key_stride_head + e[i]);
+    v[i] =
+        LoadVecStreaming<T, kVec>(static_cast<const T*>(p.value) + token[i] * p.value_stride_token +
+                                  head[i] * p.value_stride_head + e[i]);
   }
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
-    if (work[i] >= total) continue;
-    const int64_t token = work[i] / per_token;
-    const int head = static_cast<int>((work[i] % per_token) / chunks);
-    const int e = static_cast<int>(work[i] % chunks) * kVec;
-    const int pos = p.positions[token];
-    const int64_t page = p.kv_indices[p.kv_indptr[p.batch_indices[token]] + pos / p.page_size];
+    if (token[i] < 0) continue;
+    const int pos = p.positions[token[i]];
+    const int64_t page = p.kv_indices[p.kv_indptr[p.batch_indices[token[i]]] + pos / p.page_size];
     const int slot = pos % p.page_size;
     C* kd = static_cast<C*>(p.k_cache) + page * p.k_layout.stride_page +
-            slot * p.k_layout.stride_slot + head * p.k_layout.stride_head + e;
+            slot * p.k_layout.stride_slot + head[i] * p.k_layout.stride_head + e[i];
     C* vd = static_cast<C*>(p.v_cache) + page * p.v_layout.stride_page +
-            slot * p.v_layout.stride_slot + head * p.v_layout.stride_head + e;
-    if constexpr (kConvert) {
+            slot * p.v_layout.stride_slot + head[i] * p.v_layout.stride_head + e[i];
+    if constexpr (sizeof(C) == 1) {
       Vec<C, kVec> kc, vc;
 #pragma unroll
       for (int j = 0; j < kVec; ++j) {
         kc.v[j] = ToCache<C>(ToFloat(k[i].v[j]) * p.k_rcp_scale);
         vc.v[j] = ToCache<C>(ToFloat(v[i].v[j]) * p.v_rcp_scale);
       }
-      StoreVec(kd, kc);
-      StoreVec(vd, vc);
+      StoreVecStreaming(kd, kc);
+      StoreVecStreaming(vd, vc);
     } else {
-      StoreVec(kd, k[i]);
-      StoreVec(vd, v[i]);
+      StoreVecStreaming(kd, k[i]);
+      StoreVecStreaming(vd, v[i]);
     }
   }
 }

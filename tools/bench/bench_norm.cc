@@ -4,6 +4,7 @@
 #include <flashjit/norm.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <cstring>
 #include <stdexcept>
 
@@ -84,24 +85,28 @@ int main(int argc, char** argv) {
   Bench(engine, K::kFusedAdd, 8192, 0, 8192);
   for (int64_t rows : {64, 8192}) Bench(engine, K::kLayer, rows, 0, 8192);
   if (sweep) {
-    // Alternative variants for the large shapes: threads per row x items x streaming hints.
-    struct Knobs {
-      int threads, items, streaming;
-    };
-    for (Knobs k : {Knobs{128, 8, 1}, Knobs{256, 4, 1}, Knobs{256, 4, 0}, Knobs{512, 2, 1},
-                    Knobs{512, 2, 0}, Knobs{1024, 1, 1}, Knobs{1024, 1, 0}}) {
-      ops::NormSpec s;
-      s.threads = static_cast<uint16_t>(k.threads);
-      s.items = static_cast<uint8_t>(k.items);
-      s.streaming = static_cast<uint8_t>(k.streaming);
-      const std::string note = fmt::format("sweep t{} i{} cs{}", k.threads, k.items, k.streaming);
-      Bench(engine, K::kRms, 8192, 0, 8192, &s, note);
-      Bench(engine, K::kFusedAdd, 8192, 0, 8192, &s, note);
-      if (k.threads <= 512) {
-        ops::NormSpec h = s;
-        h.threads = static_cast<uint16_t>(k.threads / 2);
-        Bench(engine, K::kRms, 16384, 0, 4096, &h,
-              fmt::format("sweep t{} i{} cs{}", h.threads, h.items, h.streaming));
+    // Alternative variants for the large shapes: threads per row x items (16-byte accesses),
+    // with and without prefetching the next row over a resident grid.
+    for (int pf : {0, 1}) {
+      for (auto [t, i] : std::vector<std::array<int, 2>>{{128, 8}, {256, 4}, {512, 2}, {1024, 1}}) {
+        auto knob = [pf](int threads, int items) {
+          ops::NormSpec s;
+          s.threads = static_cast<uint16_t>(threads);
+          s.items = static_cast<uint8_t>(items);
+          s.prefetch = static_cast<uint8_t>(pf);
+          return s;
+        };
+        auto note = [](const ops::NormSpec& s) {
+          return fmt::format("sweep t{} i{} pf{}", s.threads, s.items, s.prefetch);
+        };
+        const ops::NormSpec s = knob(t, i), half = knob(t / 2, i);
+        const ops::NormSpec twice = t < 1024 ? knob(t * 2, i) : knob(t, i * 2);
+        Bench(engine, K::kRms, 8192, 0, 8192, &s, note(s));
+        Bench(engine, K::kFusedAdd, 8192, 0, 8192, &s, note(s));
+        Bench(engine, K::kLayer, 8192, 0, 8192, &s, note(s));
+        Bench(engine, K::kRms, 16384, 0, 4096, &half, note(half));
+        Bench(engine, K::kFusedAdd, 16384, 0, 4096, &half, note(half));
+        Bench(engine, K::kRms, 4096, 0, 16384, &twice, note(twice));
       }
     }
   }

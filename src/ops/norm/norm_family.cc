@@ -40,6 +40,8 @@ const spec::OpFamily* NormFamily() {
                             "accesses per thread held in registers; 0 streams the row twice"),
         spec::BoolField("gemma", false, "gemma", "scale by weight + 1 (Gemma)"),
         spec::BoolField("streaming", true, "cs", "evict-first hints on activation traffic"),
+        spec::BoolField("prefetch", true, "pf",
+                        "load the next row group before reducing the current one"),
     };
     f.check = [](const spec::Json& s) {
       const int threads = s["threads"].get<int>(), rows = s["rows"].get<int>();
@@ -62,12 +64,13 @@ const spec::OpFamily* NormFamily() {
           "  static constexpr int kKind = flashjit::norm::{};\n"
           "  static constexpr int kThreads = {};\n  static constexpr int kRows = {};\n"
           "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n"
-          "  static constexpr bool kGemma = {};\n  static constexpr bool kStreaming = {};\n",
+          "  static constexpr bool kGemma = {};\n  static constexpr bool kStreaming = {};\n"
+          "  static constexpr bool kPrefetch = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           spec::CxxType(s["wdtype"].get<std::string>()),
           kind == "rms" ? "kRms" : (kind == "fused_add" ? "kFusedAdd" : "kLayer"),
           s["threads"].get<int>(), s["rows"].get<int>(), s["vec"].get<int>(), s["items"].get<int>(),
-          s["gemma"].get<bool>(), s["streaming"].get<bool>());
+          s["gemma"].get<bool>(), s["streaming"].get<bool>(), s["prefetch"].get<bool>());
     };
     return f;
   }();
@@ -94,7 +97,8 @@ Result<VariantSpec> NormSpec::ToVariant() const {
                                      {"rows", rows},
                                      {"items", items},
                                      {"gemma", gemma != 0},
-                                     {"streaming", streaming != 0}});
+                                     {"streaming", streaming != 0},
+                                     {"prefetch", prefetch != 0}});
 }
 
 NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, int vec, bool gemma) {

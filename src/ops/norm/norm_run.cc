@@ -5,6 +5,7 @@
 
 #include "norm/norm_params.cuh"
 #include "src/engine/engine_impl.h"
+#include "src/ops/norm/resident_grid.h"
 
 namespace flashjit::ops {
 namespace {
@@ -113,8 +114,10 @@ Status RunNorm(Engine& engine, const NormArgs& a, void* stream, const NormSpec* 
   p.residual_layout = lr;
   p.eps = a.eps;
   runtime::LaunchConfig cfg;
-  cfg.grid_x = static_cast<uint32_t>((rows + spec.rows - 1) / spec.rows);
   cfg.block_x = spec.threads * spec.rows;
+  const int64_t groups = (rows + spec.rows - 1) / spec.rows;
+  cfg.grid_x = spec.prefetch ? ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x), groups)
+                             : static_cast<uint32_t>(groups);
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(stream));
 }
 

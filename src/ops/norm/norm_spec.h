@@ -24,7 +24,8 @@ struct NormSpec {
   uint8_t gemma = 0;
   uint8_t streaming = 1;   // evict-first hints
   uint16_t threads = 256;  // threads per row
-  uint16_t pad_ = 0;
+  uint8_t prefetch = 1;    // load the next row group early (grid of resident blocks)
+  uint8_t pad_ = 0;
 
   Result<VariantSpec> ToVariant() const;
 };

@@ -99,11 +99,12 @@ Status AppendPagedKvCache(Engine& engine, const TensorView& key, const TensorVie
   spec.cache_dtype = k_cache.dtype;
   spec.vec = static_cast<uint8_t>(vec);
   spec.threads = 256;
-  spec.items = 2;
+  spec.items = 4;
   const int64_t total = nnz * heads * (head_dim / vec);
   const int64_t per_block = int64_t{spec.threads} * spec.items;
-  if ((total + per_block - 1) / per_block > 0x7fffffff)
-    return Status::InvalidArgument("append_key: too many elements for one launch");
+  if (total + per_block >= 0x7fffffff)
+    return Status::InvalidArgument(
+        fmt::format("append_key: {} accesses of {} elements; at most 2^31 per launch", total, vec));
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, key.device));
 
   page::AppendKvParams p{};

@@ -5,6 +5,7 @@
 
 #include "rope/rope_params.cuh"
 #include "src/engine/engine_impl.h"
+#include "src/ops/norm/resident_grid.h"
 #include "src/ops/rope/rope_spec.h"
 
 namespace flashjit::ops {
@@ -144,8 +145,9 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream) {
     p.smooth_b = -low / (high - low);
   }
   runtime::LaunchConfig cfg;
-  cfg.grid_x = static_cast<uint32_t>((nnz + spec.warps - 1) / spec.warps);
   cfg.block_x = 32u * spec.warps;
+  cfg.grid_x =
+      ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x), (nnz + spec.warps - 1) / spec.warps);
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(stream));
 }
 

@@ -1,0 +1,48 @@
+#include "src/ops/norm/resident_grid.h"
+
+#include <algorithm>
+#include <atomic>
+
+#include "src/runtime/driver.h"
+
+namespace flashjit::ops {
+namespace {
+
+constexpr int kMaxDevices = 64;
+std::atomic<int> g_sm_count[kMaxDevices];  // 0 = not queried yet
+
+int SmCount(int device) {
+  if (device < 0 || device >= kMaxDevices) return 0;
+  int n = g_sm_count[device].load(std::memory_order_relaxed);
+  if (n == 0) {
+    auto info = runtime::GetDeviceInfo(device);
+    n = info.ok() ? info->sm_count : -1;
+    g_sm_count[device].store(n, std::memory_order_relaxed);
+  }
+  return n;
+}
+
+}  // namespace
+
+uint32_t ResidentGrid(const runtime::Kernel& kernel, int entry, int block_threads, int64_t work) {
+  const int64_t cap = std::min<int64_t>(work, 0x7fffffff);
+  if (!kernel.loaded() || block_threads <= 0) return static_cast<uint32_t>(cap);
+  auto d = runtime::Driver();
+  const int sms = SmCount(kernel.device());
+  if (!d.ok() || sms <= 0) return static_cast<uint32_t>(cap);
+  int regs = 0, smem = 0;
+  (*d)->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel.function(entry));
+  (*d)->cuFuncGetAttribute(&smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, kernel.function(entry));
+  // Hopper: 64K registers (allocated per warp in units of 256), 2048 threads, 32 blocks and
+  // 228 KB of shared memory per SM (1 KB reserved per block).
+  const int warps = (block_threads + 31) / 32;
+  const int regs_per_warp = ((std::max(regs, 1) * 32 + 255) / 256) * 256;
+  int per_sm = std::min({65536 / (regs_per_warp * warps), 2048 / (warps * 32), 32});
+  per_sm = std::min(per_sm, 233472 / (smem + 1024));
+  const int64_t resident = static_cast<int64_t>(std::max(per_sm, 1)) * sms;
+  if (work <= resident) return static_cast<uint32_t>(cap);
+  const int64_t per_block = (work + resident - 1) / resident;
+  return static_cast<uint32_t>(std::min<int64_t>((work + per_block - 1) / per_block, cap));
+}
+
+}  // namespace flashjit::ops
