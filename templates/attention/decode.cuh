@@ -21,6 +21,7 @@ FLASHJIT_DEVICE DecodeWorkItem ThisWorkItem(const DecodeParams& p) {
   w.kv_start = blockIdx.x * p.single_chunk;
   w.kv_end = min(p.single_kv_len, w.kv_start + p.single_chunk);
   w.partial = gridDim.x > 1 ? static_cast<int>(blockIdx.x) : -1;
+  w.merge = -1;
   return w;
 }
 
@@ -64,9 +65,11 @@ __device__ void decode_attention(const DecodeParams& p) {
   static_assert(kStages >= 2, "the pipeline needs at least two stages");
   using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
 
+  // The item is read before the count (the grid never exceeds the workspace's capacity), so
+  // that the two loads overlap.
+  const DecodeWorkItem w = ThisWorkItem(p);
   const int num_items = p.num_work ? *p.num_work : static_cast<int>(gridDim.x);
   if (static_cast<int>(blockIdx.x) >= num_items) return;  // graph mode: fixed grid
-  const DecodeWorkItem w = ThisWorkItem(p);
   const int kv_head = blockIdx.y / p.q_tiles;
   const int qh0 = kv_head * p.group_size + (blockIdx.y % p.q_tiles) * kDecodeQTile;
   const int rows = min(kDecodeQTile, p.group_size - (blockIdx.y % p.q_tiles) * kDecodeQTile);

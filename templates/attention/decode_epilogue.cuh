@@ -3,10 +3,37 @@
 // work item for the merge kernel).
 #pragma once
 
+#include "attention/decode_merge.cuh"
 #include "attention/decode_warp.cuh"
 #include "common/vec.cuh"
 
 namespace flashjit::attention {
+
+// Plans with a split request: the CTA that writes the last partial of (request, this CTA's
+// query heads) merges them. Counters return to 0 for the next launch (graph replays).
+template <class V>
+FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w, int qh0, int rows) {
+  using T = typename V::DTypeQ;
+  __shared__ int is_last;
+  __threadfence();  // this CTA's partials are visible before the count says so
+  __syncthreads();
+  const DecodeMergeItem item = p.merge_items[w.merge];
+  int32_t* counter = p.merge_counters + w.merge * gridDim.y + blockIdx.y;
+  if (threadIdx.x == 0) {
+    is_last = atomicAdd(counter, 1) == item.num_partials - 1;
+    if (is_last) *counter = 0;  // every other CTA of this group has counted
+  }
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  for (int r = threadIdx.x / 32; r < rows; r += kDecodeThreads / 32) {
+    const int qh = qh0 + r;
+    MergeHeadWarp<V>(p.partial_o, p.partial_lse, item.first_partial, item.num_partials,
+                     p.num_qo_heads, qh,
+                     static_cast<T*>(p.out) + item.request * p.o_stride_b + qh * p.o_stride_h,
+                     p.lse ? p.lse + item.request * p.lse_stride_b + qh : nullptr, p.sinks);
+  }
+}
 
 // REQUIRES: every warp has finished with the pipeline's shared memory (a barrier before).
 // o_smem holds (4 warps, 16, D + 8) floats; stats holds (4 * 16 * 2 + 4 * 16 + 16) floats.
@@ -86,6 +113,7 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
       if (c4 == 0) p.partial_lse[slot] = lse2;
     }
   }
+  if (w.partial >= 0 && p.merge_counters) FusedMerge<V>(p, w, qh0, rows);
 }
 
 }  // namespace flashjit::attention

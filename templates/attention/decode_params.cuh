@@ -25,8 +25,10 @@ struct DecodeWorkItem {
   int32_t kv_start;    // keys [kv_start, kv_end) of this item
   int32_t kv_end;
   int32_t partial;  // slot in the partial buffers, or -1: write out and lse directly
+  int32_t merge;    // the request's merge item when split (fused merge), else -1
+  int32_t pad_;
 };
-static_assert(sizeof(DecodeWorkItem) == 24, "DecodeWorkItem layout is shared with the host");
+static_assert(sizeof(DecodeWorkItem) == 32, "DecodeWorkItem layout is shared with the host");
 
 struct DecodeMergeItem {
   int32_t request;
@@ -71,6 +73,10 @@ struct DecodeParams {
   float* partial_o;            // [slots, Hq, D]
   float* partial_lse;          // [slots, Hq]
   const float* sinks;          // [Hq] natural-log sink logits, or null
+  // Fused merge (plans): the last CTA of a split request merges its partials. Counters
+  // [merge items, gridDim.y] start at 0 and are left at 0. Null: the merge kernel does it.
+  const DecodeMergeItem* merge_items;
+  int32_t* merge_counters;
   int64_t q_stride_b, q_stride_h;
   int64_t o_stride_b, o_stride_h;
   int64_t lse_stride_b;
@@ -90,7 +96,7 @@ struct DecodeParams {
   int32_t window_left;  // keys j >= kv_len - 1 - window_left are visible when windowed
   int32_t pad_;
 };
-FLASHJIT_CHECK_PARAMS(DecodeParams, 224);
+FLASHJIT_CHECK_PARAMS(DecodeParams, 240);
 
 struct DecodeMergeParams {
   const float* partial_o;        // [slots, Hq, D]

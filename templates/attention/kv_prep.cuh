@@ -9,22 +9,43 @@
 
 namespace flashjit::attention {
 
+// Two fp8 values (low byte first) as two T, through the hardware fp8x2 -> f16x2 conversion.
+template <class T, class TKV>
+FLASHJIT_DEVICE uint32_t Fp8x2To16x2(uint16_t pair) {
+  constexpr __nv_fp8_interpretation_t kKind =
+      IsSame<TKV, __nv_fp8_e4m3>::value ? __NV_E4M3 : __NV_E5M2;
+  const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(pair, kKind);
+  uint32_t bits = static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
+  if constexpr (IsSame<T, half>::value) {
+    return bits;
+  } else {
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&bits));
+    return PackPair<T>(f.x, f.y);
+  }
+}
+
 // Converts 16 swizzled fp8 rows (D bytes each) into 16 swizzled rows of T.
 template <class T, class TKV, int kD>
 FLASHJIT_DEVICE void ConvertRows(const char* src, T* dst) {
   constexpr int kSrcChunks = kD / 16, kDstChunks = kD / 8;
   const int lane = threadIdx.x % 32;
+#pragma unroll
   for (int idx = lane; idx < 16 * kSrcChunks; idx += 32) {
     const int row = idx / kSrcChunks, chunk = idx % kSrcChunks;
-    const Vec<TKV, 16> in =
-        *reinterpret_cast<const Vec<TKV, 16>*>(src + SwizzledChunk<kSrcChunks>(row, chunk) * 16);
+    const uint4 in =
+        *reinterpret_cast<const uint4*>(src + SwizzledChunk<kSrcChunks>(row, chunk) * 16);
+    const uint32_t words[4] = {in.x, in.y, in.z, in.w};
 #pragma unroll
     for (int half_chunk = 0; half_chunk < 2; ++half_chunk) {
-      Vec<T, 8> out;
+      uint4 out;
+      uint32_t* o = reinterpret_cast<uint32_t*>(&out);
 #pragma unroll
-      for (int j = 0; j < 8; ++j) out.v[j] = FromFloat<T>(ToFloat(in.v[half_chunk * 8 + j]));
-      *reinterpret_cast<Vec<T, 8>*>(dst + SwizzledChunk<kDstChunks>(row, chunk * 2 + half_chunk) *
-                                              8) = out;
+      for (int j = 0; j < 4; ++j) {
+        const uint32_t w = words[half_chunk * 2 + j / 2];
+        o[j] = Fp8x2To16x2<T, TKV>(static_cast<uint16_t>(j % 2 ? w >> 16 : w & 0xffffu));
+      }
+      *reinterpret_cast<uint4*>(dst + SwizzledChunk<kDstChunks>(row, chunk * 2 + half_chunk) * 8) =
+          out;
     }
   }
 }

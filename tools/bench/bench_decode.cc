@@ -9,6 +9,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "src/ops/decode/decode_spec.h"
 #include "src/runtime/driver.h"
 #include "tools/bench/bench_util.h"
 
@@ -102,9 +103,9 @@ int main(int argc, char** argv) {
                           TensorView::Contiguous(outs[c], DType::kBF16, {s.b, hq, d})));
         },
         30, 5);
-    bench::Report("decode",
-                  fmt::format("{} B={} L={}", s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len),
-                  us, double(kv_bytes));
+    bench::Report(
+        "decode", fmt::format("{} B={} L={}", s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len),
+        us, double(kv_bytes), 0, fmt::format("stages {}", ops::DecodeStages(d, DTypeBytes(s.kv))));
   }
   // Single-request decode (contiguous KV, split over the SMs).
   for (int len : {1024, 4096, 16384, 32768}) {

@@ -14,14 +14,15 @@ namespace flashjit {
 using ops::Present;
 
 // Workspace layout (fixed by the capacity, so that graph-mode pointers never move):
-//   [header: num_work, num_merge] [work items] [merge items] [partial lse] [partial o]
+//   [header: num_work, num_merge] [work items] [merge items] [merge counters: merge items x
+//   CTAs per item, zero after every launch] [partial lse] [partial o]
 struct BatchDecode::State {
   Engine* engine = nullptr;
   BatchDecodeConfig cfg;
   int q_tiles = 1;
   ops::DecodeScheduleLimits limits;
   int32_t cap_items = 0, cap_merge = 0;
-  size_t off_work = 16, off_merge = 0, off_plse = 0, off_po = 0, total = 0;
+  size_t off_work = 16, off_merge = 0, off_count = 0, off_plse = 0, off_po = 0, total = 0;
 
   bool planned = false;
   int32_t batch = 0, n_items = 0, n_merge = 0;
@@ -67,7 +68,9 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   s->limits.max_items = s->cap_items;
   s->cap_merge = c.max_batch_size;
   s->off_merge = Align16(s->off_work + s->cap_items * sizeof(attention::DecodeWorkItem));
-  s->off_plse = Align16(s->off_merge + s->cap_merge * sizeof(attention::DecodeMergeItem));
+  s->off_count = Align16(s->off_merge + s->cap_merge * sizeof(attention::DecodeMergeItem));
+  s->off_plse =
+      Align16(s->off_count + size_t(s->cap_merge) * s->limits.ctas_per_item * sizeof(int32_t));
   s->off_po = Align16(s->off_plse + size_t(s->cap_items) * c.num_qo_heads * sizeof(float));
   s->total = s->off_po + size_t(s->cap_items) * c.num_qo_heads * c.head_dim * sizeof(float);
   return std::unique_ptr<BatchDecode>(new BatchDecode(std::move(s)));
@@ -147,7 +150,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   if (static_cast<int32_t>(sched.work.size()) > s.cap_items)
     return Status::Internal(fmt::format("decode plan: {} work items exceed the capacity {}",
                                         sched.work.size(), s.cap_items));
-  const size_t bytes = s.off_plse;  // header, work and merge items
+  const size_t bytes = s.off_plse;  // header, work and merge items, zeroed counters
   s.staging.assign(bytes, 0);
   const int32_t header[2] = {static_cast<int32_t>(sched.work.size()),
                              static_cast<int32_t>(sched.merge.size())};
@@ -244,6 +247,8 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   p.num_work = reinterpret_cast<const int32_t*>(s.workspace);
   p.partial_lse = reinterpret_cast<float*>(s.workspace + s.off_plse);
   p.partial_o = reinterpret_cast<float*>(s.workspace + s.off_po);
+  p.merge_items = reinterpret_cast<const attention::DecodeMergeItem*>(s.workspace + s.off_merge);
+  p.merge_counters = reinterpret_cast<int32_t*>(s.workspace + s.off_count);
   p.q_stride_b = q.strides[0];
   p.q_stride_h = q.strides[1];
   p.o_stride_b = out.strides[0];
@@ -272,8 +277,8 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   mp.lse_stride_b = p.lse_stride_b;
   mp.num_qo_heads = p.num_qo_heads;
   const int grid = c.cuda_graph ? s.cap_items : s.n_items;
-  const int merge = c.cuda_graph ? s.cap_merge : s.n_merge;
-  return LaunchDecode(*s.kernel, s.spec, p, grid, mp, merge, static_cast<CUstream>(stream));
+  // Split requests are merged by their last CTA (p.merge_counters): no merge launch.
+  return LaunchDecode(*s.kernel, s.spec, p, grid, mp, 0, static_cast<CUstream>(stream));
 }
 
 Status SplitKVCache(const TensorView& cache, TensorView* k_cache, TensorView* v_cache) {

@@ -1,6 +1,8 @@
 // The decode op family: its variant fields, template and entry points.
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "attention/decode_params.cuh"
 #include "src/ops/decode/decode_spec.h"
 #include "src/spec/family.h"
@@ -77,6 +79,13 @@ Result<VariantSpec> DecodeSpec::ToVariant() const {
 }
 
 int DecodeStages(int head_dim, int kv_bytes) {
+  // Tuning knob for benchmarks: FLASHJIT_DECODE_STAGES (2..4) overrides the depth up to D 128.
+  static const int kOverride = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_STAGES");
+    const int n = v ? std::atoi(v) : 0;
+    return n >= 2 && n <= 4 ? n : 0;
+  }();
+  if (kOverride && head_dim <= 128) return kOverride;
   // About 32 KB of K+V per stage in flight for 16-bit caches; two CTAs per SM up to D = 128.
   if (kv_bytes == 2) return head_dim == 64 ? 4 : head_dim == 128 ? 3 : 2;
   return head_dim == 64 ? 6 : head_dim == 128 ? 4 : 2;
@@ -89,7 +98,7 @@ int DecodeSmemBytes(const DecodeSpec& s) {
 int DecodeCtasPerSm(int head_dim, int kv_bytes) {
   const int smem = attention::DecodeSmemBytes(head_dim, kv_bytes, DecodeStages(head_dim, kv_bytes));
   int by_smem = (228 * 1024) / (smem + 1024);
-  const int by_regs = head_dim == 64 ? 3 : head_dim == 128 ? 2 : 1;
+  const int by_regs = head_dim == 64 ? 3 : head_dim == 128 ? 3 : 1;  // 164 registers at D 128
   by_smem = by_smem < 1 ? 1 : by_smem;
   return by_smem < by_regs ? by_smem : by_regs;
 }

@@ -60,6 +60,7 @@ DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
     const DecodeRequest& r = requests[b];
     const int32_t keys = r.kv_len - r.kv_start;
     const int32_t n = std::max(1, (keys + s.chunk - 1) / s.chunk);
+    const int32_t merge = n > 1 ? static_cast<int32_t>(s.merge.size()) : -1;
     if (n > 1) s.merge.push_back({b, s.num_partials, n, 0});
     for (int32_t i = 0; i < n; ++i) {
       attention::DecodeWorkItem w;
@@ -69,6 +70,8 @@ DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
       w.kv_start = r.kv_start + i * s.chunk;
       w.kv_end = std::min(r.kv_len, w.kv_start + s.chunk);
       w.partial = n > 1 ? s.num_partials + i : -1;
+      w.merge = merge;
+      w.pad_ = 0;
       s.work.push_back(w);
     }
     if (n > 1) s.num_partials += n;
