@@ -117,7 +117,22 @@ NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, in
     s.items = static_cast<uint8_t>(NextPow2((accesses + threads - 1) / threads));
     return s;
   }
-  // One block per row, about four 16-byte accesses in flight per thread.
+  // One block per row, one row per block, no prefetch: measured best on the H200 (2026-11-29,
+  // docs/perf/layer_ops.md) for RMSNorm with eight 16-byte accesses per thread (hidden 4096 to
+  // 16384) and fused add with four (hidden 4096 to 8192). Elsewhere: four accesses per thread
+  // over a resident grid that prefetches the next row.
+  if (kind == NormKind::kRms && accesses >= 512 && accesses <= 2048) {
+    s.threads = static_cast<uint16_t>(NextPow2((accesses + 7) / 8));
+    s.items = 8;
+    s.prefetch = 0;
+    return s;
+  }
+  if (kind == NormKind::kFusedAdd && accesses >= 512 && accesses <= 1024) {
+    s.threads = static_cast<uint16_t>(NextPow2((accesses + 3) / 4));
+    s.items = 4;
+    s.prefetch = 0;
+    return s;
+  }
   int threads = NextPow2((accesses + 3) / 4);
   threads = threads < 64 ? 64 : (threads > 1024 ? 1024 : threads);
   const int64_t items = (accesses + threads - 1) / threads;
