@@ -6,6 +6,6 @@ cd "$(dirname "$0")/.."
 .ci/setup.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j"$(nproc)" --target flashjit_cli flashjit_demo
-./build/flashjit cache build --arch "${FLASHJIT_ARCH:-sm_90a}" --manifest cache/manifests/llama-3.1-8b.json
+./build/flashjit cache build --arch "${FLASHJIT_ARCH:-sm_90a}" --model cache/manifests/llama-3.1-8b.json
 ./build/flashjit show-config
 ./build/flashjit_demo

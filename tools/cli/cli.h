@@ -33,5 +33,6 @@ int Compile(const Args& args);
 int CacheCommand(const std::string& sub, const Args& args);
 int BundleCommand(const std::string& sub, const Args& args);
 int SpecOps(const Args& args);
+int CacheBuildModel(const Args& args);
 
 }  // namespace flashjit::cli

@@ -69,8 +69,10 @@ int Compile(const Args& args) {
 
 // Manifest: {"name": "...", "variants": [ {spec}, ... ]}
 int CacheBuild(const Args& args) {
+  if (args.Has("model")) return CacheBuildModel(args);
   std::string path = args.Get("manifest");
-  if (path.empty()) return Fail(Status::InvalidArgument("--manifest FILE is required"));
+  if (path.empty())
+    return Fail(Status::InvalidArgument("--manifest FILE or --model CONFIG.json is required"));
   auto text = ReadFile(path);
   if (!text.ok()) return Fail(text.status());
   auto parsed = ParseManifest(*text, path);

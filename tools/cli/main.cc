@@ -15,6 +15,8 @@ constexpr const char* kUsage = R"(usage: flashjit <command> [options]
   compile --spec FILE [--arch A] [--force]   compile one spec (into the cache), print resources
   cache build --manifest FILE [--arch A] [-j N]
                                              compile every variant a manifest lists
+  cache build --model CONFIG.json [--arch A] compile every variant one decode step of a model
+                                             launches (Hugging Face config.json; no GPU needed)
   cache ls [--json]                          list cached kernels
   cache verify [--repair]                    check every row's SHA-256 and the database
   cache gc --max-bytes N                     evict least recently used kernels down to N bytes
