@@ -72,22 +72,31 @@ TensorView TensorView::Contiguous(void* data, DType dtype, std::initializer_list
   return t;
 }
 
+// ndim comes from the caller (or DLPack) and may be anything: never index past kMaxDims.
+static int ValidDims(int ndim) {
+  return ndim < 0 ? 0 : (ndim > TensorView::kMaxDims ? TensorView::kMaxDims : ndim);
+}
+
 int64_t TensorView::numel() const {
   int64_t n = 1;
-  for (int d = 0; d < ndim; ++d) n *= shape[d];
+  for (int d = 0; d < ValidDims(ndim); ++d)
+    if (__builtin_mul_overflow(n, shape[d], &n)) return INT64_MAX;  // saturate, never wrap
   return n;
 }
 
 bool TensorView::is_contiguous() const {
   int64_t stride = 1;
-  for (int d = ndim - 1; d >= 0; --d) {
+  for (int d = ValidDims(ndim) - 1; d >= 0; --d) {
     if (shape[d] != 1 && strides[d] != stride) return false;
-    stride *= shape[d];
+    if (__builtin_mul_overflow(stride, shape[d], &stride)) return false;
   }
   return true;
 }
 
 std::string TensorView::Describe() const {
+  if (ndim != ValidDims(ndim))
+    return fmt::format("(ndim {}, outside [0, {}]) {} on cuda:{}", ndim, int{kMaxDims},
+                       DTypeName(dtype), device);
   std::string s = "[";
   for (int d = 0; d < ndim; ++d) s += fmt::format("{}{}", d ? ", " : "", shape[d]);
   s += fmt::format("] {} strides [", DTypeName(dtype));

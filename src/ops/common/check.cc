@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 
 namespace flashjit::ops {
 
@@ -25,6 +26,21 @@ Status CheckTensor(const TensorView& t, std::string_view name, int ndim,
     if (t.shape[d] < 0)
       return Status::InvalidArgument(
           fmt::format("{}: negative size in dim {} ({})", name, d, t.Describe()));
+  }
+  // Sizes and strides come from the caller: the element count and the span the view covers
+  // must fit in 64 bits before anything computes with them.
+  int64_t count = 1, span = DTypeBytes(t.dtype);
+  for (int d = 0; d < t.ndim; ++d) {
+    const int64_t reach = t.shape[d] == 0 ? 0 : t.shape[d] - 1;
+    const int64_t stride = t.strides[d] == INT64_MIN ? INT64_MAX : std::llabs(t.strides[d]);
+    int64_t step = 0;
+    if (__builtin_mul_overflow(count, t.shape[d], &count) ||
+        __builtin_mul_overflow(reach, stride, &step) ||
+        __builtin_mul_overflow(step, int64_t{DTypeBytes(t.dtype)}, &step) ||
+        __builtin_add_overflow(span, step, &span))
+      return Status::InvalidArgument(
+          fmt::format("{}: sizes and strides overflow 64-bit element or byte offsets ({})", name,
+                      t.Describe()));
   }
   if (!t.data && t.numel() > 0)
     return Status::InvalidArgument(fmt::format("{}: null data pointer for {}", name, t.Describe()));
