@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# One device call that checks and times everything: the whole GPU test suite (no NVRTC compile
+# allowed), the checked demo, every benchmark beside its PyTorch baseline, the Python package's
+# GPU tests, and compute-sanitizer memcheck/racecheck on a subset.
+#
+#   tools/gpu-full-run.sh stage [BUILD] [STAGE]   here: prewarm BUILD/gpu-cache in dry run and copy
+#                                                 binaries + cache into STAGE (carry STAGE)
+#   tools/gpu-full-run.sh run [STAGE]             on the GPU machine; logs under $OUT
+set -uo pipefail
+cd "$(dirname "$0")/.."
+mode=${1:-run}
+
+if [ "$mode" = stage ]; then
+  set -e
+  build=${2:-build}
+  stage=${3:-build-stage}
+  export FLASHJIT_CACHE_DIR="$PWD/$build/gpu-cache" FLASHJIT_ARCH=sm_90a
+  FLASHJIT_DRY_RUN=1 FLASHJIT_TEST_SEED=1 "$build/tests/flashjit_gpu_tests" | tail -2
+  for b in "$build"/tools/bench/flashjit_bench_*; do "$b" --dry-run; done
+  "$build/flashjit" cache build --arch sm_90a --model cache/manifests/llama-3.1-8b.json
+  FLASHJIT_LIBRARY="$PWD/$build/libflashjit.so" python3 tests/python/prewarm_gpu_suite.py | tail -1
+  rm -rf "$stage" && mkdir -p "$stage"
+  cp -a "$build"/tests/flashjit_gpu_tests "$build"/flashjit_demo "$build"/flashjit \
+    "$build"/libflashjit.so* "$build"/tools/bench/flashjit_bench_* "$stage"/
+  [ -x "$build/tests/c_api/flashjit_c_overhead" ] && cp -a "$build/tests/c_api/flashjit_c_overhead" "$stage"/
+  cp -a "$build/gpu-cache" "$stage/gpu-cache"
+  du -sh "$stage"
+  exit 0
+fi
+
+stage=${2:-build-stage}
+out=${OUT:-$stage/logs}
+mkdir -p "$out"
+export FLASHJIT_CACHE_DIR="$PWD/$stage/gpu-cache" FLASHJIT_LIBRARY="$PWD/$stage/libflashjit.so"
+export FLASHJIT_C_OVERHEAD="$PWD/$stage/flashjit_c_overhead" PYTHONUNBUFFERED=1
+section() { echo; echo "==== $* ($(date +%T))"; }
+{
+  section device
+  nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
+  section "GPU tests (JIT disabled, no compile allowed)"
+  FLASHJIT_DISABLE_JIT=1 FLASHJIT_EXPECT_NO_COMPILE=1 timeout 200 "$stage/flashjit_gpu_tests" --durations yes
+  echo "gpu tests exit: $?"
+  section demo
+  timeout 60 "$stage/flashjit_demo"
+  echo "demo exit: $?"
+} 2>&1 | tee "$out/tests.log"
+{
+  for b in engine norm rope activation page decode sampling; do
+    section "bench $b"
+    FLASHJIT_DISABLE_JIT=1 OUT= timeout 90 "$stage/flashjit_bench_$b"
+  done
+} 2>&1 | tee "$out/bench.log"
+{
+  for t in layer_ops decode sampling; do
+    section "torch $t"
+    timeout 120 python3 "tools/bench/torch_$t.py"
+  done
+} 2>&1 | tee "$out/torch.log"
+{
+  section pytest
+  (cd tests/python && timeout 120 python3 -m pytest -q -x 2>&1 | tail -25)
+  section "llama decode step"
+  timeout 60 python3 python/examples/llama_decode_step.py
+  section "python overhead"
+  timeout 90 python3 tools/bench/python_overhead.py
+} 2>&1 | tee "$out/python.log"
+{
+  section "memcheck"
+  FLASHJIT_DISABLE_JIT=1 timeout 150 compute-sanitizer --tool memcheck --error-exitcode 3 \
+    "$stage/flashjit_gpu_tests" "${MEMCHECK_TESTS:-[decode],[page],*mask logits*,*bad rows*}" 2>&1 | tail -8
+  echo "memcheck exit: ${PIPESTATUS[0]}"
+  section "racecheck"
+  FLASHJIT_DISABLE_JIT=1 timeout 120 compute-sanitizer --tool racecheck --error-exitcode 3 \
+    "$stage/flashjit_gpu_tests" "${RACECHECK_TESTS:-*renorm*,single decode: dtypes*,*QK-norm*}" 2>&1 | tail -8
+  echo "racecheck exit: ${PIPESTATUS[0]}"
+} 2>&1 | tee "$out/sanitizer.log"
