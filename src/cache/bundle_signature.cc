@@ -117,7 +117,11 @@ std::string SignedMessage(const std::map<std::string, std::string>& manifest) {
   nlohmann::json j = nlohmann::json::object();
   for (const auto& [k, v] : manifest)
     if (k != "signature" && k != "signer") j[k] = v;
-  return "flashjit-bundle-signature-1\n" + j.dump();
+  try {
+    return "flashjit-bundle-signature-1\n" + j.dump();
+  } catch (const nlohmann::json::exception&) {
+    return "";  // a manifest that is not valid UTF-8 has no valid signature
+  }
 }
 
 Result<std::string> SignMessage(const std::string& message, const std::string& private_pem,
@@ -138,6 +142,7 @@ Result<std::string> SignMessage(const std::string& message, const std::string& p
 
 bool VerifySignature(const std::string& message, const std::string& signature_hex,
                      const PublicKey& key) {
+  if (message.empty()) return false;
   std::vector<uint8_t> sig;
   if (!FromHex(signature_hex, &sig) || sig.size() != kSignatureBytes || key.raw.size() != 32)
     return false;

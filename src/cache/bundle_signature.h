@@ -31,7 +31,8 @@ Result<PublicKey> LoadPublicKey(const std::string& pem_path);
 // Returns the key id.
 Result<std::string> GenerateKeyPair(const std::string& private_pem, const std::string& public_pem);
 
-// The bytes that are signed: canonical JSON of `manifest` without its signature fields.
+// The bytes that are signed: canonical JSON of `manifest` without its signature fields; empty
+// (never verifies) when a field is not valid UTF-8.
 std::string SignedMessage(const std::map<std::string, std::string>& manifest);
 
 // Signs `message` with the private key in `private_pem`; returns the hex signature and sets

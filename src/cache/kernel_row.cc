@@ -62,7 +62,12 @@ std::string RowProblem(const CacheEntry& e) {
     if (!o.is_string()) return "options column holds a non-string";
     in.options.push_back(o.get<std::string>());
   }
-  std::string expected = CacheKey(in);
+  std::string expected;
+  try {
+    expected = CacheKey(in);  // serialises the row's text as JSON: strict UTF-8
+  } catch (const nlohmann::json::exception&) {
+    return "spec, arch or version columns are not valid UTF-8";
+  }
   if (expected != e.key)
     return fmt::format("key {} is not the hash of the row's spec, arch and versions ({})", e.key,
                        expected);

@@ -185,20 +185,23 @@ TEST_CASE("cache corruption: rows whose metadata disagrees with the blob are nev
           "[cache][corruption]") {
   TempDir dir;
   const std::string path = dir / "kernels.db";
-  auto rows = Fill(path, 4, 3000);
+  auto rows = Fill(path, 5, 3000);
   // 0: size column wrong. 1: sha column of another row. 2: spec of another variant (the key no
-  // longer hashes it). 3: arch changed.
+  // longer hashes it). 3: arch changed. 4: spec bytes that are not UTF-8 (found by fuzz_bundle:
+  // hashing them used to throw).
   Sql(path, "UPDATE kernels SET cubin_size = cubin_size + 1 WHERE key = '" + rows[0].key + "'");
   Sql(path, "UPDATE kernels SET cubin_sha256 = '" + rows[2].cubin_sha256 + "' WHERE key = '" +
                 rows[1].key + "'");
   Sql(path, "UPDATE kernels SET spec = (SELECT spec FROM kernels WHERE key = '" + rows[3].key +
                 "') WHERE key = '" + rows[2].key + "'");
   Sql(path, "UPDATE kernels SET arch = 'sm_90' WHERE key = '" + rows[3].key + "'");
+  Sql(path,
+      "UPDATE kernels SET spec = CAST(X'7B22FF227D' AS TEXT) WHERE key = '" + rows[4].key + "'");
   auto db = KernelDb::Open(path, KernelDb::Mode::kReadWrite);
   REQUIRE(db.ok());
   auto v = (*db)->Verify(false);
   REQUIRE(v.ok());
-  CHECK(v->bad_rows == 4);
+  CHECK(v->bad_rows == 5);
   for (const auto& e : rows) {
     auto got = (*db)->Get(e.key);
     REQUIRE(got.ok());

@@ -36,7 +36,8 @@ int Inspect(const Args& args) {
                         {"ok", info->check.ok()},
                         {"check", info->check.ToString()}};
     for (auto& k : info->kernels) j["kernels"].push_back(KernelJson(k));
-    fmt::print("{}\n", j.dump(2));
+    // Bundles come from elsewhere: bytes that are not UTF-8 are replaced, not thrown on.
+    fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
   } else {
     fmt::print(
         "bundle {}\n  format {}  flashjit {}  NVRTC {}  arch {}\n  templates {}\n"

@@ -21,7 +21,8 @@ int CacheCommand(const std::string& sub, const Args& args) {
     if (args.Has("json")) {
       nlohmann::json j = nlohmann::json::array();
       for (auto& k : *rows) j.push_back(KernelJson(k));
-      fmt::print("{}\n", j.dump(2));
+      // Bundles come from elsewhere: bytes that are not UTF-8 are replaced, not thrown on.
+      fmt::print("{}\n", j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace));
     } else {
       PrintKernels(*rows);
       fmt::print("{} kernels in {}\n", rows->size(), e.config().cache_path);
