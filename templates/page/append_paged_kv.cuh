@@ -1,7 +1,9 @@
 // Append new K and V rows of a ragged batch into a paged cache.
 //
 // Variant:  DType (new k/v), CacheType (same, or fp8 e4m3 / e5m2), kThreads, kVec (elements per
-// access), kItems (accesses per thread, loaded before any is stored).
+// access), kItems (accesses per thread, loaded before any is stored), kResolve (resolve every
+// item's page before the first store: the index chains of all items overlap each other and the
+// row loads; otherwise each item's chain starts after the previous item's stores).
 // Work item w = ((token * heads) + head) * chunks + chunk, chunk = kVec elements of head_dim.
 // Token t goes to page kv_indices[kv_indptr[b] + positions[t] / page_size], slot
 // positions[t] % page_size, with b = batch_indices[t].
@@ -47,12 +49,38 @@ __device__ void append_paged_kv(const AppendKvParams& p) {
         LoadVecStreaming<T, kVec>(static_cast<const T*>(p.value) + token[i] * p.value_stride_token +
                                   head[i] * p.value_stride_head + e[i]);
   }
+  // kResolve: batch index and position are loaded beside the rows, then kv_indptr and
+  // kv_indices for all items; all loads come before any store, so none waits on a store.
+  int page_of[kItems], slot_of[kItems];
+  if constexpr (V::kResolve) {
+    int b[kItems], pos[kItems];
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      b[i] = token[i] < 0 ? 0 : p.batch_indices[token[i]];
+      pos[i] = token[i] < 0 ? 0 : p.positions[token[i]];
+    }
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) b[i] = token[i] < 0 ? 0 : p.kv_indptr[b[i]];
+#pragma unroll
+    for (int i = 0; i < kItems; ++i) {
+      const int q = pos[i] / p.page_size;
+      slot_of[i] = pos[i] - q * p.page_size;
+      page_of[i] = token[i] < 0 ? 0 : p.kv_indices[b[i] + q];
+    }
+  }
 #pragma unroll
   for (int i = 0; i < kItems; ++i) {
     if (token[i] < 0) continue;
-    const int pos = p.positions[token[i]];
-    const int64_t page = p.kv_indices[p.kv_indptr[p.batch_indices[token[i]]] + pos / p.page_size];
-    const int slot = pos % p.page_size;
+    int64_t page;
+    int slot;
+    if constexpr (V::kResolve) {
+      page = page_of[i];
+      slot = slot_of[i];
+    } else {
+      const int pos = p.positions[token[i]];
+      page = p.kv_indices[p.kv_indptr[p.batch_indices[token[i]]] + pos / p.page_size];
+      slot = pos % p.page_size;
+    }
     C* kd = static_cast<C*>(p.k_cache) + page * p.k_layout.stride_page +
             slot * p.k_layout.stride_slot + head[i] * p.k_layout.stride_head + e[i];
     C* vd = static_cast<C*>(p.v_cache) + page * p.v_layout.stride_page +

@@ -1,8 +1,13 @@
-// Rotary position embedding of q and k, one warp per token, warps walking over tokens.
+// Rotary position embedding of q and k. Two kernels:
+//  - warp (kTile false): one warp per token, warps walking over tokens (below, RopeWarp);
+//  - tile (kTile true): a block takes tile_tokens tokens; every thread loads kItems work items
+//    (a head's chunk of one token) at once, the block computes each (token, frequency) angle
+//    once into shared memory while those loads are in flight, then rotates and stores
+//    (RopeTile).
 //
 // Variant:  DType, PosType (int32_t / int64_t), kMode (kPosIds, kIndptr, kCache),
 // kInterleave (GPT-J pairs (2i, 2i+1); else NeoX pairs (i, i + rotary_dim / 2)),
-// kVec (elements per access), kWarps (warps per block).
+// kVec (elements per access), kWarps (warps per block), kTile, kItems (tile: items per thread).
 //
 // A "chunk" is what one lane rotates with one set of angles: NeoX, kVec elements of each half
 // (kVec frequencies); interleaved, kVec contiguous elements (kVec / 2 frequencies). Lanes are
@@ -94,7 +99,7 @@ FLASHJIT_DEVICE void PassThrough(const RopeParams& p, int token, int lane) {
 }
 
 template <class V>
-__device__ void rope(const RopeParams& p) {
+FLASHJIT_DEVICE void RopeWarp(const RopeParams& p) {
   constexpr int kVec = V::kVec, kPairs = Pairs<V>();
   static_assert(!V::kInterleave || kVec % 2 == 0, "interleaved pairs need kVec >= 2");
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -116,6 +121,129 @@ __device__ void rope(const RopeParams& p) {
       }
     }
     if (p.head_dim > p.rotary_dim) PassThrough<V>(p, token, lane);
+  }
+}
+
+// Tile kernel. Work item w of a tile = (token_in_tile * heads + head) * chunks + chunk, chunks =
+// rotation chunks (as in RotateChunk) then pass-through chunks of kVec elements. Shared memory:
+// cos [tile_tokens][angle_ld], sin [tile_tokens][angle_ld], (indptr) positions [tile_tokens].
+template <class V>
+FLASHJIT_DEVICE void RopeTile(const RopeParams& p) {
+  using T = typename V::DType;
+  constexpr int kVec = V::kVec, kPairs = Pairs<V>(), kItems = V::kItems;
+  constexpr int kThreads = V::kWarps * 32;
+  constexpr int kLds = kPairs < 4 ? kPairs : 4;  // floats per shared-memory read
+  static_assert(!V::kInterleave || kVec % 2 == 0, "interleaved pairs need kVec >= 2");
+  extern __shared__ __align__(16) float rope_smem[];
+  const int half = p.rotary_dim / 2, ld = p.angle_ld, tile = p.tile_tokens;
+  const int rot_chunks = V::kInterleave ? p.rotary_dim / kVec : half / kVec;
+  const int chunks = rot_chunks + (p.head_dim - p.rotary_dim) / kVec;
+  const int heads = p.num_q_heads + p.num_k_heads;
+  const int per_token = heads * chunks;
+  float* cos_t = rope_smem;
+  float* sin_t = rope_smem + tile * ld;
+  int64_t* pos_t = reinterpret_cast<int64_t*>(rope_smem + 2 * tile * ld);
+
+  for (int t0 = blockIdx.x * tile; t0 < p.nnz; t0 += gridDim.x * tile) {
+    const int ntok = p.nnz - t0 < tile ? p.nnz - t0 : tile;
+    const int items = ntok * per_token;
+    Vec<T, kVec> a[kItems], b[kItems];
+    int tl[kItems], hd[kItems], ch[kItems];
+#pragma unroll
+    for (int u = 0; u < kItems; ++u) {
+      const int w = static_cast<int>(threadIdx.x) + u * kThreads;
+      tl[u] = -1;
+      if (w >= items) continue;
+      const int row = w / chunks;
+      ch[u] = w - row * chunks;
+      tl[u] = row / heads;
+      hd[u] = row - tl[u] * heads;
+      const int token = t0 + tl[u], h = hd[u];
+      const bool is_q = h < p.num_q_heads;
+      const T* src = is_q ? HeadPtr<T>(p.q, token, h, p.q_layout)
+                          : HeadPtr<T>(p.k, token, h - p.num_q_heads, p.k_layout);
+      if (ch[u] < rot_chunks) {
+        a[u] = LoadVecStreaming<T, kVec>(src + ch[u] * kVec);
+        if constexpr (!V::kInterleave) b[u] = LoadVecStreaming<T, kVec>(src + ch[u] * kVec + half);
+      } else {
+        const T* dst = is_q ? HeadPtr<T>(p.q_out, token, h, p.q_out_layout)
+                            : HeadPtr<T>(p.k_out, token, h - p.num_q_heads, p.k_out_layout);
+        if (src != dst)
+          a[u] = LoadVecStreaming<T, kVec>(src + p.rotary_dim + (ch[u] - rot_chunks) * kVec);
+      }
+    }
+    // Angles of the tile's tokens, once per (token, frequency), while the loads are in flight.
+    if constexpr (V::kMode == kIndptr) {
+      const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+      for (int t = warp; t < ntok; t += V::kWarps) {
+        const int64_t pos = TokenPosition<V>(p, t0 + t, lane);  // the whole warp takes part
+        if (lane == 0) pos_t[t] = pos;
+      }
+      __syncthreads();
+    }
+    for (int i = threadIdx.x; i < ntok * half; i += kThreads) {
+      const int t = i / half, f = i - t * half;
+      int64_t pos;
+      if constexpr (V::kMode == kIndptr) {
+        pos = pos_t[t];
+      } else {
+        pos = static_cast<int64_t>(static_cast<const typename V::PosType*>(p.pos)[t0 + t]);
+      }
+      AngleAt<V>(p, pos, f, &cos_t[t * ld + f], &sin_t[t * ld + f]);
+    }
+    __syncthreads();
+#pragma unroll
+    for (int u = 0; u < kItems; ++u) {
+      if (tl[u] < 0) continue;
+      const int token = t0 + tl[u], h = hd[u];
+      const bool is_q = h < p.num_q_heads;
+      T* dst = is_q ? HeadPtr<T>(p.q_out, token, h, p.q_out_layout)
+                    : HeadPtr<T>(p.k_out, token, h - p.num_q_heads, p.k_out_layout);
+      if (ch[u] >= rot_chunks) {
+        const T* src = is_q ? HeadPtr<T>(p.q, token, h, p.q_layout)
+                            : HeadPtr<T>(p.k, token, h - p.num_q_heads, p.k_layout);
+        if (src != dst) StoreVecStreaming(dst + p.rotary_dim + (ch[u] - rot_chunks) * kVec, a[u]);
+        continue;
+      }
+      float cs[kPairs], sn[kPairs];
+      const int f0 = tl[u] * ld + ch[u] * kPairs;
+#pragma unroll
+      for (int j = 0; j < kPairs; j += kLds) {
+        const Vec<float, kLds> cv = *reinterpret_cast<const Vec<float, kLds>*>(cos_t + f0 + j);
+        const Vec<float, kLds> sv = *reinterpret_cast<const Vec<float, kLds>*>(sin_t + f0 + j);
+#pragma unroll
+        for (int r = 0; r < kLds; ++r) {
+          cs[j + r] = cv.v[r];
+          sn[j + r] = sv.v[r];
+        }
+      }
+      const int e0 = ch[u] * kVec;
+      Vec<T, kVec> oa, ob;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        if constexpr (V::kInterleave) {
+          const float x = ToFloat(a[u].v[j]), y = ToFloat(a[u].v[j ^ 1]);
+          const float cj = cs[j / 2], sj = sn[j / 2];
+          oa.v[j] = FromFloat<T>(j % 2 == 0 ? x * cj - y * sj : x * cj + y * sj);
+        } else {
+          const float x = ToFloat(a[u].v[j]), y = ToFloat(b[u].v[j]);
+          oa.v[j] = FromFloat<T>(x * cs[j] - y * sn[j]);
+          ob.v[j] = FromFloat<T>(y * cs[j] + x * sn[j]);
+        }
+      }
+      StoreVecStreaming(dst + e0, oa);
+      if constexpr (!V::kInterleave) StoreVecStreaming(dst + e0 + half, ob);
+    }
+    __syncthreads();  // the next tile rewrites the tables
+  }
+}
+
+template <class V>
+__device__ void rope(const RopeParams& p) {
+  if constexpr (V::kTile) {
+    RopeTile<V>(p);
+  } else {
+    RopeWarp<V>(p);
   }
 }
 

@@ -75,4 +75,23 @@ FLASHJIT_DEVICE void Angles(const RopeParams& p, int64_t pos, int f0,
   }
 }
 
+// One (frequency, angle) of the tile kernel: cos and sin of frequency index f at `pos`, with the
+// same arithmetic as Frequencies and Angles above.
+template <class V>
+FLASHJIT_DEVICE void AngleAt(const RopeParams& p, int64_t pos, int f, float* c, float* s) {
+  if constexpr (V::kMode == kCache) {
+    const bool inside = pos >= 0 && pos < p.max_pos;
+    const float* row = p.cos_sin_cache + (inside ? pos : 0) * p.cache_stride;
+    *c = inside ? row[f] : __int_as_float(0x7fffffff);
+    *s = inside ? row[p.rotary_dim / 2 + f] : __int_as_float(0x7fffffff);
+  } else {
+    constexpr double kTwoPi = 6.283185307179586, kInvTwoPi = 0.15915494309189535;
+    const double fd = exp2(-2.0 * f / p.rotary_dim * p.log2_theta);
+    const double smooth = fmin(fmax(fd * p.smooth_a + p.smooth_b, 0.0), 1.0);
+    const float freq = static_cast<float>((1.0 - smooth) * (fd * p.rcp_scale) + smooth * fd);
+    const double angle = static_cast<double>(pos) * freq;
+    sincosf(static_cast<float>(angle - kTwoPi * rint(angle * kInvTwoPi)), s, c);
+  }
+}
+
 }  // namespace flashjit::rope

@@ -3,9 +3,12 @@
 #include <flashjit/rope.h>
 #include <fmt/format.h>
 
+#include <array>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "src/ops/rope/rope_spec.h"
 #include "src/runtime/driver.h"
 #include "tools/bench/bench_util.h"
 
@@ -23,7 +26,9 @@ void* UploadI32(const std::vector<int32_t>& v) {
   return p;
 }
 
-void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64_t dim) {
+// `force` (pos_ids forms only): time that kernel instead of the chooser's pick.
+void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64_t dim,
+           const ops::RopeSpec* force = nullptr) {
   const size_t qb = nnz * hq * dim * 2, kb = nnz * hk * dim * 2;
   const int copies = qb + kb >= (64u << 20)
                          ? 1
@@ -60,6 +65,18 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
     TensorView tqo = TensorView::Contiguous(qo[c], kDt, {nnz, hq, dim});
     TensorView tko = TensorView::Contiguous(ko[c], kDt, {nnz, hk, dim});
     Status s;
+    if (force) {
+      ops::RopeArgs a;
+      a.mode = ops::RopeMode::kPosIds;
+      a.q = tq;
+      a.k = tk;
+      a.q_out = form == Form::kPosIdsInplace ? tq : tqo;
+      a.k_out = form == Form::kPosIdsInplace ? tk : tko;
+      a.pos = tpos;
+      s = ops::RunRope(engine, a, nullptr, force);
+      if (!s.ok()) throw std::runtime_error(s.ToString());
+      return;
+    }
     switch (form) {
       case Form::kPosIds:
         s = ApplyRopePosIds(engine, tq, tk, tqo, tko, tpos);
@@ -84,8 +101,11 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
   });
   double moved = 2.0 * (qb + kb) + (form == Form::kIndptr ? 0 : nnz * 4.0);
   if (form == Form::kCache) moved += nnz * dim * 4.0;  // one cos/sin row per token
+  const std::string note =
+      !force ? "" : force->tile ? fmt::format("sweep tile w{} i{}", force->warps, force->items)
+                                : std::string("sweep warp kernel");
   bench::Report(names[static_cast<int>(form)],
-                fmt::format("bf16 nnz {} h {}/{} d {}", nnz, hq, hk, dim), us, moved);
+                fmt::format("bf16 nnz {} h {}/{} d {}", nnz, hq, hk, dim), us, moved, 0, note);
 }
 
 }  // namespace
@@ -97,5 +117,18 @@ int main(int argc, char** argv) {
        {Form::kPosIdsInplace, Form::kInterleave, Form::kLlama31, Form::kIndptr, Form::kCache})
     Bench(engine, f, 16384, 32, 8, 128);
   Bench(engine, Form::kCache, 64, 32, 8, 128);
+  // Sweep (same call): the warp kernel (the previous default) and tile kernels, pos_ids, both
+  // out of place and in place.
+  std::vector<ops::RopeSpec> sweep(1);
+  for (auto [w, i] : std::vector<std::array<int, 2>>{{4, 5}, {8, 5}, {8, 4}, {4, 4}, {4, 8}, {8, 2}}) {
+    ops::RopeSpec s;
+    s.tile = 1;
+    s.warps = static_cast<uint8_t>(w);
+    s.items = static_cast<uint8_t>(i);
+    sweep.push_back(s);
+  }
+  for (const ops::RopeSpec& s : sweep)
+    for (Form f : {Form::kPosIds, Form::kPosIdsInplace}) Bench(engine, f, 16384, 32, 8, 128, &s);
+  Bench(engine, Form::kPosIds, 16384, 32, 8, 128);  // the chooser's pick again, after the sweep
   return 0;
 }

@@ -20,6 +20,8 @@ const spec::OpFamily* AppendKvFamily() {
         spec::IntField("vec", {1, 2, 4, 8}, 8, "v", "elements per vector access"),
         spec::IntField("threads", {64, 128, 256, 512}, 256, "t", "threads per block"),
         spec::IntField("items", {1, 2, 4}, 2, "i", "accesses per thread"),
+        spec::BoolField("resolve", false, "rs",
+                        "resolve every item's page before the first store"),
     };
     f.check = [](const spec::Json& s) {
       const std::string c = s["cache"].get<std::string>();
@@ -34,10 +36,11 @@ const spec::OpFamily* AppendKvFamily() {
     f.variant_body = [](const spec::Json& s) {
       return fmt::format(
           "  using DType = {};\n  using CacheType = {};\n  static constexpr int kThreads = {};\n"
-          "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n",
+          "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n"
+          "  static constexpr bool kResolve = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           spec::CxxType(s["cache"].get<std::string>()), s["threads"].get<int>(),
-          s["vec"].get<int>(), s["items"].get<int>());
+          s["vec"].get<int>(), s["items"].get<int>(), s["resolve"].get<bool>());
     };
     return f;
   }();
@@ -72,7 +75,8 @@ Result<VariantSpec> AppendKvSpec::ToVariant() const {
                                      {"cache", std::string(DTypeName(cache_dtype))},
                                      {"vec", vec},
                                      {"threads", threads},
-                                     {"items", items}});
+                                     {"items", items},
+                                     {"resolve", resolve != 0}});
 }
 
 Result<VariantSpec> BatchPositionsSpec::ToVariant() const {

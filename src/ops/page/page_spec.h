@@ -17,6 +17,8 @@ struct AppendKvSpec {
   uint8_t vec = 8;
   uint8_t items = 2;
   uint16_t threads = 256;
+  uint8_t resolve = 0;  // resolve all items' pages before the first store
+  uint8_t pad_[3] = {};
 
   Result<VariantSpec> ToVariant() const;
 };

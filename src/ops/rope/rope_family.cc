@@ -26,7 +26,11 @@ const spec::OpFamily* RopeFamily() {
                         "where positions and angles come from"),
         spec::BoolField("interleave", false, "il", "rotate pairs (2i, 2i+1) instead of halves"),
         spec::IntField("vec", {1, 2, 4, 8}, 8, "v", "elements per vector access"),
-        spec::IntField("warps", {1, 2, 4, 8}, 4, "w", "tokens (warps) per block"),
+        spec::IntField("warps", {1, 2, 4, 8}, 4, "w", "warps per block (warp kernel: tokens)"),
+        spec::BoolField("tile", false, "tl",
+                        "tile kernel: shared cos/sin per (token, frequency), items per thread"),
+        spec::IntField("items", {1, 2, 3, 4, 5, 6, 8}, 4, "i",
+                       "tile kernel: work items (head chunks) per thread"),
     };
     f.check = [](const spec::Json& s) {
       if (s["interleave"].get<bool>() && s["vec"].get<int>() < 2)
@@ -41,10 +45,12 @@ const spec::OpFamily* RopeFamily() {
           "  using DType = {};\n  using PosType = {};\n"
           "  static constexpr int kMode = flashjit::rope::{};\n"
           "  static constexpr bool kInterleave = {};\n  static constexpr int kVec = {};\n"
-          "  static constexpr int kWarps = {};\n",
+          "  static constexpr int kWarps = {};\n  static constexpr bool kTile = {};\n"
+          "  static constexpr int kItems = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()), s["pos"] == "i32" ? "int32_t" : "int64_t",
           mode == "pos_ids" ? "kPosIds" : (mode == "indptr" ? "kIndptr" : "kCache"),
-          s["interleave"].get<bool>(), s["vec"].get<int>(), s["warps"].get<int>());
+          s["interleave"].get<bool>(), s["vec"].get<int>(), s["warps"].get<int>(),
+          s["tile"].get<bool>(), s["items"].get<int>());
     };
     return f;
   }();
@@ -62,7 +68,9 @@ Result<VariantSpec> RopeSpec::ToVariant() const {
                                      {"mode", ModeName(mode)},
                                      {"interleave", interleave != 0},
                                      {"vec", vec},
-                                     {"warps", warps}});
+                                     {"warps", warps},
+                                     {"tile", tile != 0},
+                                     {"items", items}});
 }
 
 }  // namespace flashjit::ops

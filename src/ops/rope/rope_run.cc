@@ -1,7 +1,13 @@
 // RunRope: checks, variant choice and launch shared by every RoPE entry point.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
+#include <utility>
 
 #include "rope/rope_params.cuh"
 #include "src/engine/engine_impl.h"
@@ -34,9 +40,41 @@ Status CheckFinitePositive(float x, std::string_view name) { return CheckPositiv
 
 rope::HeadLayout Layout(const TensorView& t) { return {t.strides[0], t.strides[1]}; }
 
+// Benchmark / test knob: FLASHJIT_ROPE_KERNEL = "warp" (the warp-per-token kernel) or
+// "tile:<warps>:<items>"; unset or unparsable: the chooser's pick.
+const RopeSpec* KernelOverride() {
+  static const std::optional<RopeSpec> kOverride = []() -> std::optional<RopeSpec> {
+    const char* v = std::getenv("FLASHJIT_ROPE_KERNEL");
+    if (!v) return std::nullopt;
+    RopeSpec s;
+    int w = 0, i = 0;
+    if (std::strcmp(v, "warp") == 0) return s;
+    if (std::sscanf(v, "tile:%d:%d", &w, &i) == 2 && (w == 1 || w == 2 || w == 4 || w == 8) &&
+        i >= 1 && i <= 8 && i != 7) {
+      s.tile = 1;
+      s.warps = static_cast<uint8_t>(w);
+      s.items = static_cast<uint8_t>(i);
+      return s;
+    }
+    return std::nullopt;
+  }();
+  return kOverride ? &*kOverride : nullptr;
+}
+
+constexpr int64_t kTileSmemBytes = 32 * 1024;
+
+// Tokens per tile of the tile kernel: as many whole tokens as warps * 32 * items work items hold,
+// capped by the shared cos / sin tables; 0 (use the warp kernel) when one token's work items or
+// tables do not fit.
+int64_t TileTokens(int warps, int items, int64_t per_token, int64_t angle_ld) {
+  const int64_t by_items = int64_t{32} * warps * items / per_token;
+  const int64_t by_smem = kTileSmemBytes / (8 * angle_ld + 8);
+  return std::min(by_items, by_smem);
+}
+
 }  // namespace
 
-Status RunRope(Engine& engine, const RopeArgs& a, void* stream) {
+Status RunRope(Engine& engine, const RopeArgs& a, void* stream, const RopeSpec* force) {
   FLASHJIT_RETURN_IF_ERROR(CheckTensor(a.q, "q", 3, kActivation));
   FLASHJIT_RETURN_IF_ERROR(CheckInnerContiguous(a.q, "q"));
   FLASHJIT_RETURN_IF_ERROR(CheckHeads(a.k, "k", a.q, "q"));
@@ -105,13 +143,32 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream) {
         "q: interleaved RoPE needs pointers, strides and head_dim aligned to 2 elements ({})",
         a.q.Describe()));
 
+  // Tile kernel: work items per token (rotation chunks + pass-through chunks, every head).
+  const int64_t chunks = (a.interleave ? rotary_dim : rotary_dim / 2) / vec +
+                         (head_dim - rotary_dim) / vec;
+  const int64_t per_token = (a.q.shape[1] + a.k.shape[1]) * chunks;
+  const int64_t angle_ld = (rotary_dim / 2 + 3) / 4 * 4;
   RopeSpec spec;
+  if (const RopeSpec* f = force ? force : KernelOverride()) {
+    spec.tile = f->tile;
+    spec.warps = f->warps;
+    spec.items = f->items;
+  }
+  // Default: the warp kernel. The tile kernel measured slower on the H200 for the NeoX 32/8-head
+  // D 128 shape (2.62 vs 2.68 TB/s, docs/perf/layer_ops.md, 2026-11-30); kept behind the knob.
+  int64_t tile_tokens = 0;
+  if (spec.tile) tile_tokens = TileTokens(spec.warps, spec.items, per_token, angle_ld);
+  if (tile_tokens < 1) {
+    spec.tile = 0;
+    spec.warps = 4;
+    spec.items = 4;
+  }
+  if (!spec.tile) spec.items = 4;  // unused by the warp kernel: one cache entry
   spec.dtype = a.q.dtype;
   spec.pos_dtype = pos_dtype;
   spec.mode = a.mode;
   spec.interleave = a.interleave;
   spec.vec = static_cast<uint8_t>(vec);
-  spec.warps = 4;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, a.q.device));
 
   rope::RopeParams p{};
@@ -144,10 +201,17 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream) {
     p.smooth_a = static_cast<double>(a.old_context_len) / (two_pi * (high - low));
     p.smooth_b = -low / (high - low);
   }
+  p.tile_tokens = static_cast<int32_t>(tile_tokens);
+  p.angle_ld = static_cast<int32_t>(angle_ld);
   runtime::LaunchConfig cfg;
   cfg.block_x = 32u * spec.warps;
-  cfg.grid_x =
-      ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x), (nnz + spec.warps - 1) / spec.warps);
+  if (spec.tile) {
+    cfg.grid_x = static_cast<uint32_t>((nnz + tile_tokens - 1) / tile_tokens);
+    cfg.dynamic_smem = static_cast<uint32_t>(tile_tokens * (8 * angle_ld + 8));
+  } else {
+    cfg.grid_x = ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x),
+                              (nnz + spec.warps - 1) / spec.warps);
+  }
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(stream));
 }
 

@@ -20,8 +20,9 @@ struct RopeSpec {
   RopeMode mode = RopeMode::kPosIds;
   uint8_t interleave = 0;
   uint8_t vec = 8;    // elements per access
-  uint8_t warps = 4;  // tokens per block
-  uint16_t pad_ = 0;
+  uint8_t warps = 4;  // warps per block (warp kernel: tokens per block)
+  uint8_t tile = 0;   // tile kernel (shared angles per token, items per thread)
+  uint8_t items = 4;  // tile kernel: work items per thread
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -41,7 +42,9 @@ struct RopeArgs {
   int64_t max_position = -1;  // kCache: a host-known bound on the positions, checked if >= 0
 };
 
-// Checks every argument (InvalidArgument before any launch), then launches.
-Status RunRope(Engine& engine, const RopeArgs& args, void* stream);
+// Checks every argument (InvalidArgument before any launch), then launches. `force` (benchmarks)
+// replaces the chosen kernel's tile / warps / items; dtype, mode, vec come from the arguments.
+Status RunRope(Engine& engine, const RopeArgs& args, void* stream,
+               const RopeSpec* force = nullptr);
 
 }  // namespace flashjit::ops
