@@ -78,7 +78,7 @@ flashjit_status flashjit_cache_ls(flashjit_engine* handle, char* buf, size_t siz
     FLASHJIT_ASSIGN_OR_RETURN(auto rows, e.ListCache());
     nlohmann::json j = nlohmann::json::array();
     for (const CachedKernel& k : rows) j.push_back(CachedKernelJson(k));
-    text = j.dump(2);
+    text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     return Status::Ok();
   });
   return rc != FLASHJIT_OK ? rc : QueryResult(text, buf, size, needed, fn);
@@ -98,7 +98,7 @@ flashjit_status flashjit_cache_verify(flashjit_engine* handle, int repair, int64
                         {"integrity_ok", r.integrity_ok},
                         {"integrity_message", r.integrity_message},
                         {"problems", r.problems}};
-    CopyOut(j.dump(2), buf, size, needed);
+    CopyOut(j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace), buf, size, needed);
     return Status::Ok();
   });
 }
@@ -124,7 +124,8 @@ flashjit_status flashjit_bundle_export(flashjit_engine* handle, const char* arch
     if (!arch || !*arch) return Status::InvalidArgument("arch is NULL or empty (e.g. \"sm_90a\")");
     if (!path || !*path) return Status::InvalidArgument("path is NULL or empty");
     FLASHJIT_ASSIGN_OR_RETURN(BundleInfo info, e.ExportBundle(arch, path, Str(sign_key_pem)));
-    CopyOut(BundleInfoJson(info).dump(2), buf, size, needed);
+    CopyOut(BundleInfoJson(info).dump(2, ' ', false, nlohmann::json::error_handler_t::replace), buf,
+            size, needed);
     return Status::Ok();
   });
 }
@@ -145,7 +146,7 @@ flashjit_status flashjit_bundle_inspect(const char* path, char* buf, size_t size
   flashjit_status rc = Guard(fn, [&]() -> Status {
     if (!path || !*path) return Status::InvalidArgument("path is NULL or empty");
     FLASHJIT_ASSIGN_OR_RETURN(BundleInfo info, InspectBundle(path));
-    text = BundleInfoJson(info).dump(2);
+    text = BundleInfoJson(info).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     return Status::Ok();
   });
   return rc != FLASHJIT_OK ? rc : QueryResult(text, buf, size, needed, fn);

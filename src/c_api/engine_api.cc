@@ -151,7 +151,7 @@ flashjit_status flashjit_engine_show_config(flashjit_engine* handle, char* buf, 
   const char* fn = "flashjit_engine_show_config";
   std::string text;
   flashjit_status rc = WithEngine(fn, handle, [&](Engine& e) -> Status {
-    text = ConfigJson(e).dump(2);
+    text = ConfigJson(e).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     return Status::Ok();
   });
   return rc != FLASHJIT_OK ? rc : QueryResult(text, buf, size, needed, fn);
@@ -172,7 +172,7 @@ flashjit_status flashjit_spec_ops(char* buf, size_t size, size_t* needed) {
                           {"doc", f.doc}});
       j.push_back({{"op", op.op}, {"doc", op.doc}, {"fields", fields}});
     }
-    text = j.dump(2);
+    text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
     return Status::Ok();
   });
   return rc != FLASHJIT_OK ? rc : QueryResult(text, buf, size, needed, fn);
@@ -197,7 +197,8 @@ flashjit_status flashjit_engine_build(flashjit_engine* handle, const char* spec_
     if (!spec_json) return Status::InvalidArgument("spec_json is NULL");
     FLASHJIT_ASSIGN_OR_RETURN(VariantSpec spec, VariantSpec::FromJson(spec_json));
     FLASHJIT_ASSIGN_OR_RETURN(KernelInfo k, e.Build(spec, Str(arch)));
-    CopyOut(KernelInfoJson(k).dump(2), buf, size, needed);
+    CopyOut(KernelInfoJson(k).dump(2, ' ', false, nlohmann::json::error_handler_t::replace), buf,
+            size, needed);
     return Status::Ok();
   });
 }
