@@ -1,7 +1,7 @@
 // The cache key: stable when nothing changed, different when any input changed.
-#include <catch2/catch.hpp>
-
 #include "src/cache/cache_key.h"
+
+#include <catch2/catch.hpp>
 
 namespace flashjit {
 namespace {
