@@ -74,6 +74,8 @@ Loaded* LoadDriver() {
   Resolve(lib, "cuGraphDestroy", &a.cuGraphDestroy, &missing);
   Resolve(lib, "cuGraphExecDestroy", &a.cuGraphExecDestroy, &missing);
   Resolve(lib, "cuMemcpyHtoDAsync_v2", &a.cuMemcpyHtoDAsync, &missing);
+  std::string optional_missing;  // launches with cluster dims report it when they need it
+  Resolve(lib, "cuLaunchKernelEx", &a.cuLaunchKernelEx, &optional_missing);
   if (!missing.empty()) {
     l->status = Status::NoDriver("libcuda.so.1 lacks " + missing + "; update the NVIDIA driver");
     return l;

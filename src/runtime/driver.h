@@ -54,6 +54,8 @@ struct DriverApi {
   CUresult (*cuGraphDestroy)(CUgraph);
   CUresult (*cuGraphExecDestroy)(CUgraphExec);
   CUresult (*cuMemcpyHtoDAsync)(CUdeviceptr, const void*, size_t, CUstream);
+  // Optional (null on drivers before CUDA 12): only launches with cluster dims need it.
+  CUresult (*cuLaunchKernelEx)(const CUlaunchConfig*, CUfunction, void**, void**);
 };
 
 // The driver table, cuInit done. kNoDriver when libcuda.so.1 is missing or cuInit fails.

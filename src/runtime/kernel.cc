@@ -78,6 +78,30 @@ Status Kernel::Launch(int entry, const LaunchConfig& cfg, const void* params,
     smem_limit_[entry].store(static_cast<int>(cfg.dynamic_smem), std::memory_order_relaxed);
   }
   void* args[] = {const_cast<void*>(params)};
+  if (cfg.cluster_x * cfg.cluster_y * cfg.cluster_z > 1) {
+    if (!api->cuLaunchKernelEx)
+      return Status::NoDriver("the driver lacks cuLaunchKernelEx, needed by cluster launch of " +
+                              name_ + "; update the NVIDIA driver");
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = cfg.cluster_x;
+    attr.value.clusterDim.y = cfg.cluster_y;
+    attr.value.clusterDim.z = cfg.cluster_z;
+    CUlaunchConfig lc{};
+    lc.gridDimX = cfg.grid_x;
+    lc.gridDimY = cfg.grid_y;
+    lc.gridDimZ = cfg.grid_z;
+    lc.blockDimX = cfg.block_x;
+    lc.blockDimY = cfg.block_y;
+    lc.blockDimZ = cfg.block_z;
+    lc.sharedMemBytes = cfg.dynamic_smem;
+    lc.hStream = stream;
+    lc.attrs = &attr;
+    lc.numAttrs = 1;
+    CUresult rc = api->cuLaunchKernelEx(&lc, f, args, nullptr);
+    if (rc != CUDA_SUCCESS) return CudaStatus(rc, "cuLaunchKernelEx(" + name_ + ", cluster)");
+    return Status::Ok();
+  }
   CUresult rc = api->cuLaunchKernel(f, cfg.grid_x, cfg.grid_y, cfg.grid_z, cfg.block_x, cfg.block_y,
                                     cfg.block_z, cfg.dynamic_smem, stream, args, nullptr);
   if (rc != CUDA_SUCCESS) return CudaStatus(rc, "cuLaunchKernel(" + name_ + ")");

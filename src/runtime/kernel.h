@@ -18,6 +18,9 @@ struct LaunchConfig {
   uint32_t grid_x = 1, grid_y = 1, grid_z = 1;
   uint32_t block_x = 1, block_y = 1, block_z = 1;
   uint32_t dynamic_smem = 0;
+  // Thread-block cluster shape (Hopper and later); 1x1x1 launches with cuLaunchKernel. Each
+  // grid dimension must be a multiple of the cluster's.
+  uint32_t cluster_x = 1, cluster_y = 1, cluster_z = 1;
 };
 
 class Kernel {
