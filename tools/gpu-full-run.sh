@@ -67,6 +67,8 @@ skip torch || {
   timeout 60 python3 python/examples/llama_decode_step.py
   section "python overhead"
   timeout 90 python3 tools/bench/python_overhead.py
+  section "python overhead, dry run (host cost without the launch, same CPU)"
+  timeout 120 python3 tools/bench/python_overhead.py --dry-run
 } 2>&1 | tee "$out/python.log"
 {
   section "memcheck"

@@ -162,6 +162,24 @@ FLASHJIT_C_API flashjit_status flashjit_bundle_import(flashjit_engine* engine, c
  * FLASHJIT_OK even when the bundle would be refused: read "ok". No engine needed. */
 FLASHJIT_C_API flashjit_status flashjit_bundle_inspect(const char* path, char* buf, size_t buf_size,
                                                        size_t* needed);
+/* flashjit_bundle_inspect with an explicit signature policy (the CLI's --trust-key and
+ * --require-signed): trusted_keys is a ':'-separated list of Ed25519 public key PEM files (NULL
+ * or "": none); the environment (FLASHJIT_TRUSTED_KEYS) is not read. With keys, "signature" in
+ * the JSON says "verified (key <id>)" for a bundle signed by one of them; a bundle signed by
+ * another key, or unsigned while require_signed != 0, has "ok": false and the reason in
+ * "check". A key file that cannot be read is an error. No engine needed.
+ * Engines take the same policy at creation: flashjit_engine_options.trusted_bundle_keys and
+ * .require_signed_bundles (used by FLASHJIT_BUNDLES layers and flashjit_bundle_import). */
+FLASHJIT_C_API flashjit_status flashjit_bundle_inspect_trusted(const char* path,
+                                                               const char* trusted_keys,
+                                                               int require_signed, char* buf,
+                                                               size_t buf_size, size_t* needed);
+/* Writes a new Ed25519 signing key pair (flashjit bundle keygen): private_pem (mode 0600; an
+ * existing file is refused) and public_pem (give it to trusted_keys). The key id (16 hex
+ * digits) goes to buf (may be NULL). */
+FLASHJIT_C_API flashjit_status flashjit_bundle_keygen(const char* private_pem,
+                                                      const char* public_pem, char* buf,
+                                                      size_t buf_size, size_t* needed);
 
 /* ---- normalization (flashjit/norm.h) ---------------------------------------------------------
  * input/out [tokens, hidden] or [tokens, heads, hidden], f16 or bf16, last dim stride 1;
@@ -428,6 +446,92 @@ FLASHJIT_C_API flashjit_status flashjit_batch_decode_run(flashjit_batch_decode* 
 FLASHJIT_C_API flashjit_status flashjit_batch_decode_run_combined(
     flashjit_batch_decode* wrapper, const DLTensor* q, const DLTensor* paged_kv_cache,
     const DLTensor* kv_indices, const DLTensor* out, const DLTensor* lse, void* stream);
+
+/* ---- packed calls: one argument block per op call (for FFI callers) -------------------------
+ * An FFI such as Python's ctypes pays for every argument it converts and every DLTensor it
+ * builds; a packed call passes one pointer. The caller fills a flashjit_packed_call: the op, the
+ * handle, the stream, the op's scalars in f[] (floating point) and i[] (integers, enums, pointers
+ * and 64-bit seeds as their bit pattern), and one flashjit_packed_tensor per tensor argument, in
+ * the order of the plain function's parameters (tables in docs/API_C.md). The block is read only
+ * during the call; one per thread can be reused call after call.
+ *
+ * The call is exactly the plain function (flashjit_rmsnorm, ...) with those arguments: the same
+ * checks, statuses and messages (prefixed with the plain function's name). The block itself is
+ * checked first: an unknown op, a tensor count that differs from the op's, an ndim outside the
+ * allowed values or a scalar that does not fit its C type is FLASHJIT_INVALID_ARGUMENT naming
+ * the op and the argument. */
+#define FLASHJIT_PACKED_MAX_TENSORS 12
+#define FLASHJIT_PACKED_MAX_DIMS 6
+#define FLASHJIT_PACKED_NUM_SCALARS 8
+#define FLASHJIT_PACKED_ABSENT (-1)   /* ndim: an optional tensor passed as NULL */
+#define FLASHJIT_PACKED_DLTENSOR (-2) /* ndim: `data` is a const DLTensor* used as is */
+
+/* A DLTensor without pointers: shape and strides inline (strides in elements, always given). */
+typedef struct flashjit_packed_tensor {
+  void* data; /* the first element (any byte offset already added) */
+  int32_t device_type;
+  int32_t device_id;
+  int32_t
+      ndim; /* 0..FLASHJIT_PACKED_MAX_DIMS, FLASHJIT_PACKED_ABSENT or FLASHJIT_PACKED_DLTENSOR */
+  DLDataType dtype;
+  int64_t shape[FLASHJIT_PACKED_MAX_DIMS];   /* the first ndim are read */
+  int64_t strides[FLASHJIT_PACKED_MAX_DIMS]; /* the first ndim are read */
+} flashjit_packed_tensor;                    /* 120 bytes */
+
+/* Stable numbers (never reused). Scalars per op: see docs/API_C.md, "Packed calls". */
+typedef enum flashjit_packed_op {
+  FLASHJIT_OP_RMSNORM = 1,
+  FLASHJIT_OP_GEMMA_RMSNORM = 2,
+  FLASHJIT_OP_FUSED_ADD_RMSNORM = 3,
+  FLASHJIT_OP_GEMMA_FUSED_ADD_RMSNORM = 4,
+  FLASHJIT_OP_LAYERNORM = 5,
+  FLASHJIT_OP_APPLY_ROPE = 10,
+  FLASHJIT_OP_APPLY_ROPE_INPLACE = 11,
+  FLASHJIT_OP_APPLY_ROPE_POS_IDS = 12,
+  FLASHJIT_OP_APPLY_ROPE_POS_IDS_INPLACE = 13,
+  FLASHJIT_OP_APPLY_LLAMA31_ROPE = 14,
+  FLASHJIT_OP_APPLY_LLAMA31_ROPE_INPLACE = 15,
+  FLASHJIT_OP_APPLY_LLAMA31_ROPE_POS_IDS = 16,
+  FLASHJIT_OP_APPLY_LLAMA31_ROPE_POS_IDS_INPLACE = 17,
+  FLASHJIT_OP_APPLY_ROPE_WITH_COS_SIN_CACHE = 18,
+  FLASHJIT_OP_APPLY_ROPE_WITH_COS_SIN_CACHE_INPLACE = 19,
+  FLASHJIT_OP_SILU_AND_MUL = 30,
+  FLASHJIT_OP_GELU_AND_MUL = 31,
+  FLASHJIT_OP_GELU_TANH_AND_MUL = 32,
+  FLASHJIT_OP_APPEND_PAGED_KV_CACHE = 40,
+  FLASHJIT_OP_APPEND_PAGED_KV_CACHE_COMBINED = 41,
+  FLASHJIT_OP_GET_BATCH_INDICES_POSITIONS = 42,
+  FLASHJIT_OP_SOFTMAX = 50,
+  FLASHJIT_OP_SAMPLING_FROM_PROBS = 51,
+  FLASHJIT_OP_SAMPLING_FROM_LOGITS = 52,
+  FLASHJIT_OP_TOP_K_SAMPLING_FROM_PROBS = 53,
+  FLASHJIT_OP_TOP_P_SAMPLING_FROM_PROBS = 54,
+  FLASHJIT_OP_MIN_P_SAMPLING_FROM_PROBS = 55,
+  FLASHJIT_OP_TOP_K_TOP_P_SAMPLING_FROM_PROBS = 56,
+  FLASHJIT_OP_TOP_K_TOP_P_SAMPLING_FROM_LOGITS = 57,
+  FLASHJIT_OP_TOP_K_RENORM_PROBS = 58,
+  FLASHJIT_OP_TOP_P_RENORM_PROBS = 59,
+  FLASHJIT_OP_TOP_K_MASK_LOGITS = 60,
+  FLASHJIT_OP_CHAIN_SPECULATIVE_SAMPLING = 61,
+  FLASHJIT_OP_SINGLE_DECODE = 70,
+  FLASHJIT_OP_BATCH_DECODE_RUN = 71,
+  FLASHJIT_OP_BATCH_DECODE_RUN_COMBINED = 72,
+} flashjit_packed_op;
+
+typedef struct flashjit_packed_call {
+  int32_t op; /* flashjit_packed_op */
+  int32_t num_tensors;
+  void* handle; /* flashjit_engine*, or flashjit_batch_decode* for FLASHJIT_OP_BATCH_DECODE_RUN* */
+  void* stream;
+  double f[FLASHJIT_PACKED_NUM_SCALARS];
+  int64_t i[FLASHJIT_PACKED_NUM_SCALARS];
+  flashjit_packed_tensor tensors[FLASHJIT_PACKED_MAX_TENSORS]; /* the first num_tensors */
+} flashjit_packed_call; /* header 152 bytes, then the tensors */
+
+FLASHJIT_C_API flashjit_status flashjit_call_packed(const flashjit_packed_call* call);
+/* The op's name ("rmsnorm") and its tensor count, or NULL / -1 for an unknown op. */
+FLASHJIT_C_API const char* flashjit_packed_op_name(int32_t op);
+FLASHJIT_C_API int32_t flashjit_packed_op_num_tensors(int32_t op);
 
 #ifdef __cplusplus
 } /* extern "C" */

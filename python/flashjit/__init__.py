@@ -12,7 +12,8 @@ from ._lib import library_path
 from .activation import gelu_and_mul, gelu_tanh_and_mul, silu_and_mul
 from .decode import (BatchDecodeWithPagedKVCacheWrapper,
                      CUDAGraphBatchDecodeWithPagedKVCacheWrapper, single_decode_with_kv_cache)
-from .engine import (Engine, bundle_inspect, get_default_engine, set_default_engine, spec_ops)
+from .engine import (Engine, bundle_inspect, bundle_keygen, get_default_engine,
+                     set_default_engine, spec_ops)
 from .errors import (CompileError, CudaError, FlashJITError, InvalidArgumentError,
                      InvalidHandleError, NoDriverError)
 from .norm import (fused_add_rmsnorm, gemma_fused_add_rmsnorm, gemma_rmsnorm, layernorm,

@@ -168,6 +168,11 @@ _SIGNATURES = {
     "flashjit_bundle_export": (_c_int, [E, _c_char_p, _c_char_p, _c_char_p, *_BUF]),
     "flashjit_bundle_import": (_c_int, [E, _c_char_p, _c_char_p, _P(_c_int64)]),
     "flashjit_bundle_inspect": (_c_int, [_c_char_p, *_BUF]),
+    "flashjit_bundle_inspect_trusted": (_c_int, [_c_char_p, _c_char_p, _c_int, *_BUF]),
+    "flashjit_bundle_keygen": (_c_int, [_c_char_p, _c_char_p, *_BUF]),
+    "flashjit_call_packed": (_c_int, [_c_void_p]),
+    "flashjit_packed_op_name": (_c_char_p, [_c_int32]),
+    "flashjit_packed_op_num_tensors": (_c_int32, [_c_int32]),
     # norm
     "flashjit_rmsnorm": (_c_int, [E, T, T, T, _c_float, S]),
     "flashjit_gemma_rmsnorm": (_c_int, [E, T, T, T, _c_float, S]),
@@ -240,6 +245,10 @@ for _name, (_res, _args) in _SIGNATURES.items():
         continue
     _fn.restype = _res
     _fn.argtypes = _args
+
+if missing:
+    raise ImportError(f"flashjit: {library_path} lacks {', '.join(missing)}: the library is older "
+                      "than this package (rebuild it, or set FLASHJIT_LIBRARY)")
 
 if lib.flashjit_abi_version() != 1:
     raise ImportError(f"flashjit: {library_path} has C ABI version {lib.flashjit_abi_version()}, "

@@ -107,6 +107,13 @@ _PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
 
 
 def _from_dlpack(obj, slot):
+    ptr, capsule = export_dlpack(obj)
+    _slots.keep[slot] = capsule  # the producer frees it when the capsule dies
+    return ptr
+
+
+def export_dlpack(obj):
+    """(address of the DLTensor, the capsule that owns it) for an object with __dlpack__."""
     export = getattr(obj, "__dlpack__", None)
     if export is None:
         raise TypeError(f"flashjit: expected a torch.Tensor or an object with __dlpack__, got "
@@ -121,8 +128,7 @@ def _from_dlpack(obj, slot):
         ptr += 32  # DLManagedTensorVersioned: version, manager_ctx, deleter, flags, dl_tensor
     elif name != b"dltensor":
         raise TypeError(f"flashjit: __dlpack__ returned a capsule named {name!r}")
-    _slots.keep[slot] = capsule  # the producer frees it when the capsule dies
-    return ptr
+    return ptr, capsule
 
 
 def stream_of(t):

@@ -1,11 +1,10 @@
 """Gated activations (FlashInfer's flashinfer.activation): out = act(x[..., :d]) * x[..., d:]."""
 
-from . import _lib
-from ._tensor import dl, require_torch, stream_of
-from .engine import handle
+from . import _call
+from ._tensor import require_torch
 
-_c = _lib.lib
-_raise = _lib.raise_error
+_call_op = _call.call
+_NONE = _call.header()
 
 
 def _out_for(input, out, name):
@@ -22,25 +21,19 @@ def _out_for(input, out, name):
 def silu_and_mul(input, out=None, enable_pdl=None):
     """silu(x[..., :d]) * x[..., d:]; input [tokens, 2d] -> out [tokens, d]."""
     out = _out_for(input, out, "silu_and_mul")
-    rc = _c.flashjit_silu_and_mul(handle(), dl(input, 0), dl(out, 1), stream_of(input))
-    if rc:
-        _raise(rc)
+    _call_op(_call.SILU_AND_MUL, _NONE, None, (input, out))
     return out
 
 
 def gelu_and_mul(input, out=None, enable_pdl=None):
     """gelu(x[..., :d]) * x[..., d:] (erf form)."""
     out = _out_for(input, out, "gelu_and_mul")
-    rc = _c.flashjit_gelu_and_mul(handle(), dl(input, 0), dl(out, 1), stream_of(input))
-    if rc:
-        _raise(rc)
+    _call_op(_call.GELU_AND_MUL, _NONE, None, (input, out))
     return out
 
 
 def gelu_tanh_and_mul(input, out=None, enable_pdl=None):
     """gelu_tanh(x[..., :d]) * x[..., d:]."""
     out = _out_for(input, out, "gelu_tanh_and_mul")
-    rc = _c.flashjit_gelu_tanh_and_mul(handle(), dl(input, 0), dl(out, 1), stream_of(input))
-    if rc:
-        _raise(rc)
+    _call_op(_call.GELU_TANH_AND_MUL, _NONE, None, (input, out))
     return out

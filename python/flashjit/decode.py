@@ -6,14 +6,18 @@ import array
 import ctypes
 import math
 
-from . import _lib
+from . import _call, _lib
 from ._tensor import dl, require_torch, stream_of, torch_module
-from .engine import get_default_engine, handle
+from .engine import get_default_engine
 from .errors import InvalidArgumentError
 from .page import layout_code
 
 _c = _lib.lib
 _raise = _lib.raise_error
+
+_call_op = _call.call
+_SINGLE = _call.header("", "qQQQ")  # layout, options address, workspace address, bytes
+_RUN = _call.header()
 
 _POS_ENCODING = {"NONE": (0, 0), "ROPE_LLAMA": (1, 0), "ALIBI": (0, 1)}
 
@@ -42,7 +46,8 @@ _OPTIONS = {}
 
 def _options(pos_encoding_mode, window_left, logits_soft_cap, sm_scale, rope_scale, rope_theta,
              q_scale, k_scale, v_scale, head_dim, sinks=None):
-    """byref(DecodeOptions), cached per argument tuple (sinks: not cached)."""
+    """(address, DecodeOptions), cached per argument tuple (sinks: not cached). Cached
+    options are never freed: another thread may be inside a call that reads them."""
     key = (pos_encoding_mode, window_left, logits_soft_cap, sm_scale, rope_scale, rope_theta,
            q_scale, k_scale, v_scale, head_dim)
     if sinks is None:
@@ -73,11 +78,11 @@ def _options(pos_encoding_mode, window_left, logits_soft_cap, sm_scale, rope_sca
     if v_scale is not None:
         o.v_scale = float(v_scale)
     if sinks is not None:
-        o.sinks = dl(sinks, 15)
-        return ctypes.byref(o)
-    if len(_OPTIONS) > 1024:
-        _OPTIONS.clear()
-    ref = _OPTIONS[key] = ctypes.byref(o)
+        o.sinks = dl(sinks, 15)  # read during the next call on this thread
+        return ctypes.addressof(o), o
+    ref = ctypes.addressof(o), o
+    if len(_OPTIONS) < 4096:  # beyond that: built per call, kept alive by the caller
+        _OPTIONS[key] = ref
     return ref
 
 
@@ -87,11 +92,11 @@ _single_workspace = {}  # (device index, Hq, D) -> (uint8 tensor, address, bytes
 def _single_decode_workspace(q, num_qo_heads, head_dim):
     get_device = getattr(q, "get_device", None)
     index = get_device() if get_device is not None else -1
-    if index < 0:
+    torch = torch_module()
+    if index < 0 or torch is None:
         return None, 0
     hit = _single_workspace.get((index, num_qo_heads, head_dim))
     if hit is None:
-        torch = torch_module()
         need = _c.flashjit_single_decode_workspace_bytes(num_qo_heads, head_dim)
         ws = torch.empty(max(need, 1), dtype=torch.uint8, device=q.device)
         hit = _single_workspace[(index, num_qo_heads, head_dim)] = (ws, ws.data_ptr(), need)
@@ -114,11 +119,8 @@ def single_decode_with_kv_cache(q, k, v, kv_layout="NHD", pos_encoding_mode="NON
     ws, ws_bytes = _single_decode_workspace(q, num_qo_heads, head_dim)
     opts = _options(pos_encoding_mode, window_left, logits_soft_cap, sm_scale, rope_scale,
                     rope_theta, q_scale, k_scale, v_scale, head_dim, sinks)
-    rc = _c.flashjit_single_decode(handle(), dl(q, 0), dl(k, 1), dl(v, 2), dl(out, 3),
-                                   dl(lse, 4) if return_lse else None, layout_code(kv_layout),
-                                   opts, ws, ws_bytes, stream_of(q))
-    if rc:
-        _raise(rc)
+    _call_op(_call.SINGLE_DECODE, _SINGLE, None, (q, k, v, out, lse if return_lse else None),
+             layout_code(kv_layout), opts[0], ws or 0, ws_bytes)
     return (out, lse) if return_lse else out
 
 
@@ -267,7 +269,7 @@ class BatchDecodeWithPagedKVCacheWrapper:
                 q_scale, k_scale, v_scale, int(head_dim))
         opts = _options(*args, sinks)
         ws, ws_bytes = _buffer(self._workspace)
-        rc = _c.flashjit_batch_decode_plan(self._handle, ip_addr, lp_addr, batch, opts, ws,
+        rc = _c.flashjit_batch_decode_plan(self._handle, ip_addr, lp_addr, batch, opts[0], ws,
                                            ws_bytes, None, 0, stream_of(self._workspace))
         if rc:
             _raise(rc)
@@ -287,9 +289,9 @@ class BatchDecodeWithPagedKVCacheWrapper:
         if args == p["args"]:
             return
         ws, ws_bytes = _buffer(self._workspace)
-        rc = _c.flashjit_batch_decode_plan(self._handle, p["ip"], p["lp"], p["batch"],
-                                           _options(*args, p["sinks"]), ws, ws_bytes, None, 0,
-                                           stream_of(self._workspace))
+        opts = _options(*args, p["sinks"])
+        rc = _c.flashjit_batch_decode_plan(self._handle, p["ip"], p["lp"], p["batch"], opts[0],
+                                           ws, ws_bytes, None, 0, stream_of(self._workspace))
         if rc:
             _raise(rc)
         p["args"] = args
@@ -310,20 +312,13 @@ class BatchDecodeWithPagedKVCacheWrapper:
         if return_lse and lse is None:
             torch = require_torch("BatchDecodeWithPagedKVCacheWrapper.run")
             lse = torch.empty((q.shape[0], q.shape[1]), dtype=torch.float32, device=q.device)
-        stream = stream_of(q)
         if isinstance(paged_kv_cache, (tuple, list)):
             k_cache, v_cache = paged_kv_cache
-            rc = _c.flashjit_batch_decode_run(self._handle, dl(q, 0), dl(k_cache, 1),
-                                              dl(v_cache, 2), dl(p["indices"], 3), dl(out, 4),
-                                              dl(lse, 5) if return_lse else None, stream)
+            _call_op(_call.BATCH_DECODE_RUN, _RUN, self._handle,
+                     (q, k_cache, v_cache, p["indices"], out, lse if return_lse else None))
         else:
-            rc = _c.flashjit_batch_decode_run_combined(self._handle, dl(q, 0),
-                                                       dl(paged_kv_cache, 1),
-                                                       dl(p["indices"], 2), dl(out, 3),
-                                                       dl(lse, 4) if return_lse else None,
-                                                       stream)
-        if rc:
-            _raise(rc)
+            _call_op(_call.BATCH_DECODE_RUN_COMBINED, _RUN, self._handle,
+                     (q, paged_kv_cache, p["indices"], out, lse if return_lse else None))
         return (out, lse) if return_lse else out
 
     def forward(self, q, paged_kv_cache, *args, **kwargs):

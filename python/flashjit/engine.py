@@ -39,8 +39,7 @@ class Engine:
         o.dry_run = int(bool(dry_run))
         if compile_wait_ms is not None:
             o.compile_wait_ms = int(compile_wait_ms)
-        keys = trusted_bundle_keys
-        o.trusted_bundle_keys = _b(":".join(keys) if isinstance(keys, (list, tuple)) else keys)
+        o.trusted_bundle_keys = _keys(trusted_bundle_keys)
         o.require_signed_bundles = int(bool(require_signed_bundles))
         o.read_environment = int(bool(read_environment))
         h = ctypes.c_void_p()
@@ -133,8 +132,25 @@ class Engine:
         return added.value
 
     @staticmethod
-    def bundle_inspect(path):
-        return json.loads(_lib.call_json(_lib_c.flashjit_bundle_inspect, _b(path)))
+    def bundle_inspect(path, trusted_bundle_keys=None, require_signed_bundles=False):
+        """The bundle's manifest and kernel list, with "ok" and "check" (never imports).
+        trusted_bundle_keys: Ed25519 public key PEM files (a list or a ':'-separated string)
+        whose signatures are verified; require_signed_bundles: an unsigned bundle is not ok.
+        The environment is not read. An unreadable key file raises."""
+        if trusted_bundle_keys is None and not require_signed_bundles:
+            return json.loads(_lib.call_json(_lib_c.flashjit_bundle_inspect, _b(path)))
+        return json.loads(_lib.call_json(_lib_c.flashjit_bundle_inspect_trusted, _b(path),
+                                         _keys(trusted_bundle_keys),
+                                         int(bool(require_signed_bundles))))
+
+
+def _keys(keys):
+    """A list/tuple of paths, or a ':'-separated string, as the C ABI's ':'-list."""
+    if keys is None:
+        return None
+    if isinstance(keys, (list, tuple)):
+        keys = ":".join(str(k) for k in keys)
+    return _b(keys)
 
 
 def _spec(spec):
@@ -148,8 +164,16 @@ def spec_ops():
     return json.loads(_lib.call_json(_lib_c.flashjit_spec_ops))
 
 
-def bundle_inspect(path):
-    return Engine.bundle_inspect(path)
+def bundle_inspect(path, trusted_bundle_keys=None, require_signed_bundles=False):
+    """See Engine.bundle_inspect."""
+    return Engine.bundle_inspect(path, trusted_bundle_keys, require_signed_bundles)
+
+
+def bundle_keygen(private_pem, public_pem):
+    """Writes a new Ed25519 signing key pair (private_pem mode 0600, never overwritten;
+    public_pem for trusted_bundle_keys) and returns its key id."""
+    return _lib.call_json_once(_lib_c.flashjit_bundle_keygen, _b(private_pem),
+                               _b(public_pem), size=64)[0]
 
 
 _default = None

@@ -1,12 +1,12 @@
 """Paged KV cache (FlashInfer's flashinfer.page): append_paged_kv_cache,
 get_batch_indices_positions, get_seq_lens."""
 
-from . import _lib
-from ._tensor import dl, require_torch, stream_of
-from .engine import handle
+from . import _call
+from ._tensor import require_torch
 
-_c = _lib.lib
-_raise = _lib.raise_error
+_call_op = _call.call
+_APPEND = _call.header("dd", "q")  # k_scale, v_scale; layout
+_NONE = _call.header()
 
 _LAYOUTS = {"NHD": 0, "HND": 1}
 
@@ -26,20 +26,15 @@ def append_paged_kv_cache(append_key, append_value, batch_indices, positions, pa
     [pages, Hkv, page_size, D] (HND), or one [pages, 2, ...] tensor. Index tensors int32.
     k_scale/v_scale (flashjit extension): an fp8 cache stores value / scale."""
     layout = layout_code(kv_layout)
-    stream = stream_of(append_key)
     if isinstance(paged_kv_cache, (tuple, list)):
         k_cache, v_cache = paged_kv_cache
-        rc = _c.flashjit_append_paged_kv_cache(
-            handle(), dl(append_key, 0), dl(append_value, 1), dl(batch_indices, 2),
-            dl(positions, 3), dl(k_cache, 4), dl(v_cache, 5), dl(kv_indices, 6),
-            dl(kv_indptr, 7), dl(kv_last_page_len, 8), layout, k_scale, v_scale, stream)
+        _call_op(_call.APPEND_PAGED_KV_CACHE, _APPEND, None,
+                 (append_key, append_value, batch_indices, positions, k_cache, v_cache,
+                  kv_indices, kv_indptr, kv_last_page_len), k_scale, v_scale, layout)
     else:
-        rc = _c.flashjit_append_paged_kv_cache_combined(
-            handle(), dl(append_key, 0), dl(append_value, 1), dl(batch_indices, 2),
-            dl(positions, 3), dl(paged_kv_cache, 4), dl(kv_indices, 5), dl(kv_indptr, 6),
-            dl(kv_last_page_len, 7), layout, k_scale, v_scale, stream)
-    if rc:
-        _raise(rc)
+        _call_op(_call.APPEND_PAGED_KV_CACHE_COMBINED, _APPEND, None,
+                 (append_key, append_value, batch_indices, positions, paged_kv_cache,
+                  kv_indices, kv_indptr, kv_last_page_len), k_scale, v_scale, layout)
 
 
 def get_batch_indices_positions(append_indptr, seq_lens, nnz, batch_indices=None,
@@ -51,11 +46,8 @@ def get_batch_indices_positions(append_indptr, seq_lens, nnz, batch_indices=None
         torch = require_torch("get_batch_indices_positions")
         batch_indices = torch.empty(nnz, dtype=torch.int32, device=append_indptr.device)
         positions = torch.empty(nnz, dtype=torch.int32, device=append_indptr.device)
-    rc = _c.flashjit_get_batch_indices_positions(handle(), dl(append_indptr, 0), dl(seq_lens, 1),
-                                                 dl(batch_indices, 2), dl(positions, 3),
-                                                 stream_of(append_indptr))
-    if rc:
-        _raise(rc)
+    _call_op(_call.GET_BATCH_INDICES_POSITIONS, _NONE, None,
+             (append_indptr, seq_lens, batch_indices, positions))
     return batch_indices, positions
 
 

@@ -3,15 +3,16 @@ Out-of-place forms return (q_rope, k_rope); _inplace forms return None."""
 
 import ctypes
 
-from . import _lib
-from ._tensor import dl, require_torch, stream_of
-from .engine import handle
+from . import _call, _lib
+from ._tensor import require_torch
 
-_c = _lib.lib
-_raise = _lib.raise_error
+_call_op = _call.call
+_OPT = _call.header("", "Q")  # i0: the address of a flashjit_rope_options
+_COS_SIN = _call.header("", "qqq")  # head_size, is_neox, max_position_hint
 
-
-_OPTIONS = {}  # argument tuple -> byref(RopeOptions): options are few, built once each
+# argument tuple -> (address, RopeOptions): options are few, built once each and never freed
+# (another thread may be inside a call that reads one).
+_OPTIONS = {}
 
 
 def _options(rotary_dim, interleave, rope_scale, rope_theta, low_freq_factor=1.0,
@@ -20,9 +21,9 @@ def _options(rotary_dim, interleave, rope_scale, rope_theta, low_freq_factor=1.0
            old_context_len)
     ref = _OPTIONS.get(key)
     if ref is None:
-        if len(_OPTIONS) > 1024:
-            _OPTIONS.clear()
-        ref = _OPTIONS[key] = _make_options(*key)
+        ref = _make_options(*key)
+        if len(_OPTIONS) < 4096:  # beyond that: built per call, kept alive by the caller
+            _OPTIONS[key] = ref
     return ref
 
 
@@ -36,7 +37,7 @@ def _make_options(rotary_dim, interleave, rope_scale, rope_theta, low_freq_facto
     o.low_freq_factor = float(low_freq_factor)
     o.high_freq_factor = float(high_freq_factor)
     o.old_context_len = int(old_context_len)
-    return ctypes.byref(o)
+    return ctypes.addressof(o), o
 
 
 def _outs(q, k, name):
@@ -47,93 +48,65 @@ def _outs(q, k, name):
 def apply_rope(q, k, indptr, offsets, rotary_dim=None, interleave=False, rope_scale=1,
                rope_theta=1e4):
     q_rope, k_rope = _outs(q, k, "apply_rope")
-    rc = _c.flashjit_apply_rope(handle(), dl(q, 0), dl(k, 1), dl(q_rope, 2), dl(k_rope, 3),
-                                dl(indptr, 4), dl(offsets, 5),
-                                _options(rotary_dim, interleave, rope_scale, rope_theta),
-                                stream_of(q))
-    if rc:
-        _raise(rc)
+    opt = _options(rotary_dim, interleave, rope_scale, rope_theta)
+    _call_op(_call.APPLY_ROPE, _OPT, None, (q, k, q_rope, k_rope, indptr, offsets), opt[0])
     return q_rope, k_rope
 
 
 def apply_rope_inplace(q, k, indptr, offsets, rotary_dim=None, interleave=False, rope_scale=1,
                        rope_theta=1e4):
-    rc = _c.flashjit_apply_rope_inplace(handle(), dl(q, 0), dl(k, 1), dl(indptr, 2),
-                                        dl(offsets, 3),
-                                        _options(rotary_dim, interleave, rope_scale, rope_theta),
-                                        stream_of(q))
-    if rc:
-        _raise(rc)
+    opt = _options(rotary_dim, interleave, rope_scale, rope_theta)
+    _call_op(_call.APPLY_ROPE_INPLACE, _OPT, None, (q, k, indptr, offsets), opt[0])
 
 
 def apply_rope_pos_ids(q, k, pos_ids, rotary_dim=None, interleave=False, rope_scale=1,
                        rope_theta=1e4):
     q_rope, k_rope = _outs(q, k, "apply_rope_pos_ids")
-    rc = _c.flashjit_apply_rope_pos_ids(handle(), dl(q, 0), dl(k, 1), dl(q_rope, 2),
-                                        dl(k_rope, 3), dl(pos_ids, 4),
-                                        _options(rotary_dim, interleave, rope_scale, rope_theta),
-                                        stream_of(q))
-    if rc:
-        _raise(rc)
+    opt = _options(rotary_dim, interleave, rope_scale, rope_theta)
+    _call_op(_call.APPLY_ROPE_POS_IDS, _OPT, None, (q, k, q_rope, k_rope, pos_ids), opt[0])
     return q_rope, k_rope
 
 
 def apply_rope_pos_ids_inplace(q, k, pos_ids, rotary_dim=None, interleave=False, rope_scale=1,
                                rope_theta=1e4):
-    rc = _c.flashjit_apply_rope_pos_ids_inplace(
-        handle(), dl(q, 0), dl(k, 1), dl(pos_ids, 2),
-        _options(rotary_dim, interleave, rope_scale, rope_theta), stream_of(q))
-    if rc:
-        _raise(rc)
+    opt = _options(rotary_dim, interleave, rope_scale, rope_theta)
+    _call_op(_call.APPLY_ROPE_POS_IDS_INPLACE, _OPT, None, (q, k, pos_ids), opt[0])
 
 
 def apply_llama31_rope(q, k, indptr, offsets, rotary_dim=None, interleave=False, rope_scale=8,
                        rope_theta=5e5, low_freq_factor=1, high_freq_factor=4,
                        old_context_len=8192):
     q_rope, k_rope = _outs(q, k, "apply_llama31_rope")
-    rc = _c.flashjit_apply_llama31_rope(
-        handle(), dl(q, 0), dl(k, 1), dl(q_rope, 2), dl(k_rope, 3), dl(indptr, 4),
-        dl(offsets, 5),
-        _options(rotary_dim, interleave, rope_scale, rope_theta, low_freq_factor,
-                 high_freq_factor, old_context_len), stream_of(q))
-    if rc:
-        _raise(rc)
+    opt = _options(rotary_dim, interleave, rope_scale, rope_theta, low_freq_factor,
+                   high_freq_factor, old_context_len)
+    _call_op(_call.APPLY_LLAMA31_ROPE, _OPT, None, (q, k, q_rope, k_rope, indptr, offsets), opt[0])
     return q_rope, k_rope
 
 
 def apply_llama31_rope_inplace(q, k, indptr, offsets, rotary_dim=None, interleave=False,
                                rope_scale=8, rope_theta=5e5, low_freq_factor=1,
                                high_freq_factor=4, old_context_len=8192):
-    rc = _c.flashjit_apply_llama31_rope_inplace(
-        handle(), dl(q, 0), dl(k, 1), dl(indptr, 2), dl(offsets, 3),
-        _options(rotary_dim, interleave, rope_scale, rope_theta, low_freq_factor,
-                 high_freq_factor, old_context_len), stream_of(q))
-    if rc:
-        _raise(rc)
+    opt = _options(rotary_dim, interleave, rope_scale, rope_theta, low_freq_factor,
+                   high_freq_factor, old_context_len)
+    _call_op(_call.APPLY_LLAMA31_ROPE_INPLACE, _OPT, None, (q, k, indptr, offsets), opt[0])
 
 
 def apply_llama31_rope_pos_ids(q, k, pos_ids, rotary_dim=None, interleave=False, rope_scale=8,
                                rope_theta=5e5, low_freq_factor=1, high_freq_factor=4,
                                old_context_len=8192):
     q_rope, k_rope = _outs(q, k, "apply_llama31_rope_pos_ids")
-    rc = _c.flashjit_apply_llama31_rope_pos_ids(
-        handle(), dl(q, 0), dl(k, 1), dl(q_rope, 2), dl(k_rope, 3), dl(pos_ids, 4),
-        _options(rotary_dim, interleave, rope_scale, rope_theta, low_freq_factor,
-                 high_freq_factor, old_context_len), stream_of(q))
-    if rc:
-        _raise(rc)
+    opt = _options(rotary_dim, interleave, rope_scale, rope_theta, low_freq_factor,
+                   high_freq_factor, old_context_len)
+    _call_op(_call.APPLY_LLAMA31_ROPE_POS_IDS, _OPT, None, (q, k, q_rope, k_rope, pos_ids), opt[0])
     return q_rope, k_rope
 
 
 def apply_llama31_rope_pos_ids_inplace(q, k, pos_ids, rotary_dim=None, interleave=False,
                                        rope_scale=8, rope_theta=5e5, low_freq_factor=1,
                                        high_freq_factor=4, old_context_len=8192):
-    rc = _c.flashjit_apply_llama31_rope_pos_ids_inplace(
-        handle(), dl(q, 0), dl(k, 1), dl(pos_ids, 2),
-        _options(rotary_dim, interleave, rope_scale, rope_theta, low_freq_factor,
-                 high_freq_factor, old_context_len), stream_of(q))
-    if rc:
-        _raise(rc)
+    opt = _options(rotary_dim, interleave, rope_scale, rope_theta, low_freq_factor,
+                   high_freq_factor, old_context_len)
+    _call_op(_call.APPLY_LLAMA31_ROPE_POS_IDS_INPLACE, _OPT, None, (q, k, pos_ids), opt[0])
 
 
 def apply_rope_with_cos_sin_cache(positions, query, key, head_size, cos_sin_cache, is_neox=True,
@@ -142,20 +115,14 @@ def apply_rope_with_cos_sin_cache(positions, query, key, head_size, cos_sin_cach
     f32 [max_position, rotary_dim] (cos half, then sin half). Returns (query_out, key_out).
     max_position_hint (flashjit extension): the largest position, checked against the cache."""
     query_out, key_out = _outs(query, key, "apply_rope_with_cos_sin_cache")
-    rc = _c.flashjit_apply_rope_with_cos_sin_cache(
-        handle(), dl(positions, 0), dl(query, 1), dl(key, 2), dl(query_out, 3), dl(key_out, 4),
-        int(head_size), dl(cos_sin_cache, 5), int(bool(is_neox)),
-        -1 if max_position_hint is None else int(max_position_hint), stream_of(query))
-    if rc:
-        _raise(rc)
+    _call_op(_call.APPLY_ROPE_WITH_COS_SIN_CACHE, _COS_SIN, None,
+             (positions, query, key, query_out, key_out, cos_sin_cache), int(head_size),
+             int(bool(is_neox)), -1 if max_position_hint is None else int(max_position_hint))
     return query_out, key_out
 
 
 def apply_rope_with_cos_sin_cache_inplace(positions, query, key, head_size, cos_sin_cache,
                                           is_neox=True, max_position_hint=None):
-    rc = _c.flashjit_apply_rope_with_cos_sin_cache_inplace(
-        handle(), dl(positions, 0), dl(query, 1), dl(key, 2), int(head_size),
-        dl(cos_sin_cache, 3), int(bool(is_neox)),
-        -1 if max_position_hint is None else int(max_position_hint), stream_of(query))
-    if rc:
-        _raise(rc)
+    _call_op(_call.APPLY_ROPE_WITH_COS_SIN_CACHE_INPLACE, _COS_SIN, None,
+             (positions, query, key, cos_sin_cache), int(head_size), int(bool(is_neox)),
+             -1 if max_position_hint is None else int(max_position_hint))

@@ -8,27 +8,21 @@ advanced per call. With neither, seed = torch.initial_seed() (read once) and a p
 counter gives the offset.
 """
 
-import ctypes
 import itertools
-import threading
 
-from . import _lib
-from ._tensor import dl, require_torch, stream_of, torch_module
-from .engine import handle
+from . import _call
+from ._tensor import require_torch, torch_module
 
-_c = _lib.lib
-_raise = _lib.raise_error
+_call_op = _call.call
+# f0 top_p / min_p; i0 seed, i1 offset, i2 seed_device, i3 offset_device, i4 top_k, i5 order
+_SAMPLE = _call.header("d", "QQQQqq")
+_RENORM_K = _call.header("", "q")
+_RENORM_P = _call.header("d")
+_SEED = _call.header("", "QQ")
+_MASK = 0xFFFFFFFFFFFFFFFF
 
 _ORDERS = {"top_k_first": 0, "joint": 1}
 
-
-class _Args(threading.local):
-    def __init__(self):
-        self.args = _lib.SamplingArgs()
-        self.addr = ctypes.addressof(self.args)
-
-
-_tls = _Args()
 _offsets = itertools.count(1)
 _default_seed = None
 
@@ -38,41 +32,45 @@ def _is_tensor(x):
     return torch is not None and isinstance(x, torch.Tensor)
 
 
-def _rng(args, generator, seed, offset, rows):
-    args.seed_device = None
-    args.offset_device = None
+def _rng(generator, seed, offset, rows):
+    """(seed, offset, seed_device, offset_device) for the packed call."""
+    if seed is not None and offset is not None and seed.__class__ is int and \
+            offset.__class__ is int:
+        return seed & _MASK, offset & _MASK, 0, 0  # the common explicit form, cheaply
+    s = o = 0
+    s_dev = o_dev = 0
     if _is_tensor(seed):
-        args.seed_device = seed.data_ptr()
-        args.seed = 0
+        s_dev = seed.data_ptr()
     elif seed is not None:
-        args.seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+        s = int(seed) & _MASK
     if _is_tensor(offset):
-        args.offset_device = offset.data_ptr()
-        args.offset = 0
+        o_dev = offset.data_ptr()
     elif offset is not None:
-        args.offset = int(offset) & 0xFFFFFFFFFFFFFFFF
+        o = int(offset) & _MASK
     if seed is not None and offset is not None:
-        return
+        return s, o, s_dev, o_dev
     if generator is not None:
-        s = generator.initial_seed()
+        gs = generator.initial_seed()
         try:
-            o = generator.get_offset()
-            generator.set_offset(o + 4 * max(1, rows))
+            go = generator.get_offset()
+            generator.set_offset(go + 4 * max(1, rows))
         except (AttributeError, RuntimeError):
-            o = next(_offsets)
+            go = next(_offsets)
     else:
         global _default_seed
         if _default_seed is None:
             torch = torch_module()
             _default_seed = torch.initial_seed() if torch is not None else 0x5EED
-        s, o = _default_seed, next(_offsets)
+        gs, go = _default_seed, next(_offsets)
     if seed is None:
-        args.seed = s & 0xFFFFFFFFFFFFFFFF
+        s = gs & _MASK
     if offset is None:
-        args.offset = o & 0xFFFFFFFFFFFFFFFF
+        o = go & _MASK
+    return s, o, s_dev, o_dev
 
 
 def _prepare(probs, indices, generator, seed, offset, out, check_nan, name):
+    """(out, rng scalars)."""
     if check_nan:
         torch = require_torch(name + "(check_nan=True)")
         if torch.isnan(probs).any():
@@ -81,82 +79,64 @@ def _prepare(probs, indices, generator, seed, offset, out, check_nan, name):
     if out is None:
         torch = require_torch(name)
         out = torch.empty(rows, dtype=torch.int32, device=probs.device)
-    a = _tls.args
-    a.indices = dl(indices, 3)
-    a.valid = None
-    _rng(a, generator, seed, offset, rows)
-    return out, _tls.addr
+    return out, _rng(generator, seed, offset, rows)
 
 
-def _param(x, dtype_name, slot):
-    """(scalar, tensor address) for a scalar-or-tensor parameter."""
+def _param(x, dtype_name):
+    """(scalar, tensor) for a scalar-or-tensor parameter (the tensor converted to dtype)."""
     if _is_tensor(x):
-        torch = torch_module()
-        dtype = getattr(torch, dtype_name)
+        dtype = getattr(torch_module(), dtype_name)
         if x.dtype != dtype:
             x = x.to(dtype)
-        return None, dl(x, slot), x
-    return x, None, None
+        return None, x
+    return x, None
 
 
 def sampling_from_probs(probs, indices=None, deterministic=True, generator=None,
                         check_nan=False, seed=None, offset=None, out=None):
-    out, args = _prepare(probs, indices, generator, seed, offset, out, check_nan,
-                         "sampling_from_probs")
-    rc = _c.flashjit_sampling_from_probs(handle(), dl(probs, 0), dl(out, 1), args,
-                                         stream_of(probs))
-    if rc:
-        _raise(rc)
+    out, r = _prepare(probs, indices, generator, seed, offset, out, check_nan,
+                      "sampling_from_probs")
+    _call_op(_call.SAMPLING_FROM_PROBS, _SAMPLE, None, (probs, out, indices, None), 0.0, *r,
+             0, 0)
     return out
 
 
 def sampling_from_logits(logits, indices=None, deterministic=True, generator=None,
                          check_nan=False, seed=None, offset=None, out=None):
-    out, args = _prepare(logits, indices, generator, seed, offset, out, check_nan,
-                         "sampling_from_logits")
-    rc = _c.flashjit_sampling_from_logits(handle(), dl(logits, 0), dl(out, 1), args,
-                                          stream_of(logits))
-    if rc:
-        _raise(rc)
+    out, r = _prepare(logits, indices, generator, seed, offset, out, check_nan,
+                      "sampling_from_logits")
+    _call_op(_call.SAMPLING_FROM_LOGITS, _SAMPLE, None, (logits, out, indices, None), 0.0, *r,
+             0, 0)
     return out
 
 
 def top_k_sampling_from_probs(probs, top_k, indices=None, deterministic=True, generator=None,
                               check_nan=False, seed=None, offset=None, out=None):
-    out, args = _prepare(probs, indices, generator, seed, offset, out, check_nan,
-                         "top_k_sampling_from_probs")
-    k, k_arr, _keep = _param(top_k, "int32", 2)
-    rc = _c.flashjit_top_k_sampling_from_probs(handle(), dl(probs, 0), dl(out, 1),
-                                               1 if k is None else int(k), k_arr, args,
-                                               stream_of(probs))
-    if rc:
-        _raise(rc)
+    out, r = _prepare(probs, indices, generator, seed, offset, out, check_nan,
+                      "top_k_sampling_from_probs")
+    k, k_arr = _param(top_k, "int32")
+    _call_op(_call.TOP_K_SAMPLING_FROM_PROBS, _SAMPLE, None, (probs, out, indices, None, k_arr),
+             0.0, *r, 1 if k is None else int(k), 0)
     return out
 
 
 def top_p_sampling_from_probs(probs, top_p, indices=None, deterministic=True, generator=None,
                               check_nan=False, seed=None, offset=None, out=None):
-    out, args = _prepare(probs, indices, generator, seed, offset, out, check_nan,
-                         "top_p_sampling_from_probs")
-    p, p_arr, _keep = _param(top_p, "float32", 2)
-    rc = _c.flashjit_top_p_sampling_from_probs(handle(), dl(probs, 0), dl(out, 1),
-                                               1.0 if p is None else float(p), p_arr, args,
-                                               stream_of(probs))
-    if rc:
-        _raise(rc)
+    out, r = _prepare(probs, indices, generator, seed, offset, out, check_nan,
+                      "top_p_sampling_from_probs")
+    p, p_arr = _param(top_p, "float32")
+    _call_op(_call.TOP_P_SAMPLING_FROM_PROBS, _SAMPLE, None, (probs, out, indices, None, p_arr),
+             1.0 if p is None else float(p), *r, 0, 0)
     return out
 
 
 def min_p_sampling_from_probs(probs, min_p, indices=None, deterministic=True, generator=None,
                               check_nan=False, seed=None, offset=None, out=None):
-    out, args = _prepare(probs, indices, generator, seed, offset, out, check_nan,
-                         "min_p_sampling_from_probs")
-    p, p_arr, _keep = _param(min_p, "float32", 2)
-    rc = _c.flashjit_min_p_sampling_from_probs(handle(), dl(probs, 0), dl(out, 1),
-                                               0.0 if p is None else float(p), p_arr, args,
-                                               stream_of(probs))
-    if rc:
-        _raise(rc)
+    out, r = _prepare(probs, indices, generator, seed, offset, out, check_nan,
+                      "min_p_sampling_from_probs")
+    p, p_arr = _param(min_p, "float32")
+    _call_op(_call.MIN_P_SAMPLING_FROM_PROBS, _SAMPLE, None, (probs, out, indices, None, p_arr),
+             0.0 if p is None else float(p), *r, 0, 0)
     return out
 
 
@@ -173,15 +153,13 @@ def top_k_top_p_sampling_from_probs(probs, top_k, top_p, indices=None,
                                     generator=None, check_nan=False, seed=None, offset=None,
                                     out=None):
     order = _order(filter_apply_order)
-    out, args = _prepare(probs, indices, generator, seed, offset, out, check_nan,
-                         "top_k_top_p_sampling_from_probs")
-    k, k_arr, _keep_k = _param(top_k, "int32", 2)
-    p, p_arr, _keep_p = _param(top_p, "float32", 4)
-    rc = _c.flashjit_top_k_top_p_sampling_from_probs(
-        handle(), dl(probs, 0), dl(out, 1), 1 if k is None else int(k), k_arr,
-        1.0 if p is None else float(p), p_arr, order, args, stream_of(probs))
-    if rc:
-        _raise(rc)
+    out, r = _prepare(probs, indices, generator, seed, offset, out, check_nan,
+                      "top_k_top_p_sampling_from_probs")
+    k, k_arr = _param(top_k, "int32")
+    p, p_arr = _param(top_p, "float32")
+    _call_op(_call.TOP_K_TOP_P_SAMPLING_FROM_PROBS, _SAMPLE, None,
+             (probs, out, indices, None, k_arr, p_arr), 1.0 if p is None else float(p), *r,
+             1 if k is None else int(k), order)
     return out
 
 
@@ -190,48 +168,40 @@ def top_k_top_p_sampling_from_logits(logits, top_k, top_p, indices=None,
                                      generator=None, check_nan=False, seed=None, offset=None,
                                      out=None):
     order = _order(filter_apply_order)
-    out, args = _prepare(logits, indices, generator, seed, offset, out, check_nan,
-                         "top_k_top_p_sampling_from_logits")
-    k, k_arr, _keep_k = _param(top_k, "int32", 2)
-    p, p_arr, _keep_p = _param(top_p, "float32", 4)
-    rc = _c.flashjit_top_k_top_p_sampling_from_logits(
-        handle(), dl(logits, 0), dl(out, 1), 1 if k is None else int(k), k_arr,
-        1.0 if p is None else float(p), p_arr, order, args, stream_of(logits))
-    if rc:
-        _raise(rc)
+    out, r = _prepare(logits, indices, generator, seed, offset, out, check_nan,
+                      "top_k_top_p_sampling_from_logits")
+    k, k_arr = _param(top_k, "int32")
+    p, p_arr = _param(top_p, "float32")
+    _call_op(_call.TOP_K_TOP_P_SAMPLING_FROM_LOGITS, _SAMPLE, None,
+             (logits, out, indices, None, k_arr, p_arr), 1.0 if p is None else float(p), *r,
+             1 if k is None else int(k), order)
     return out
 
 
 def top_p_renorm_probs(probs, top_p, out=None):
     if out is None:
         out = require_torch("top_p_renorm_probs").empty_like(probs)
-    p, p_arr, _keep = _param(top_p, "float32", 2)
-    rc = _c.flashjit_top_p_renorm_probs(handle(), dl(probs, 0), dl(out, 1),
-                                        1.0 if p is None else float(p), p_arr, stream_of(probs))
-    if rc:
-        _raise(rc)
+    p, p_arr = _param(top_p, "float32")
+    _call_op(_call.TOP_P_RENORM_PROBS, _RENORM_P, None, (probs, out, p_arr),
+             1.0 if p is None else float(p))
     return out
 
 
 def top_k_renorm_probs(probs, top_k, out=None):
     if out is None:
         out = require_torch("top_k_renorm_probs").empty_like(probs)
-    k, k_arr, _keep = _param(top_k, "int32", 2)
-    rc = _c.flashjit_top_k_renorm_probs(handle(), dl(probs, 0), dl(out, 1),
-                                        1 if k is None else int(k), k_arr, stream_of(probs))
-    if rc:
-        _raise(rc)
+    k, k_arr = _param(top_k, "int32")
+    _call_op(_call.TOP_K_RENORM_PROBS, _RENORM_K, None, (probs, out, k_arr),
+             1 if k is None else int(k))
     return out
 
 
 def top_k_mask_logits(logits, top_k, out=None):
     if out is None:
         out = require_torch("top_k_mask_logits").empty_like(logits)
-    k, k_arr, _keep = _param(top_k, "int32", 2)
-    rc = _c.flashjit_top_k_mask_logits(handle(), dl(logits, 0), dl(out, 1),
-                                       1 if k is None else int(k), k_arr, stream_of(logits))
-    if rc:
-        _raise(rc)
+    k, k_arr = _param(top_k, "int32")
+    _call_op(_call.TOP_K_MASK_LOGITS, _RENORM_K, None, (logits, out, k_arr),
+             1 if k is None else int(k))
     return out
 
 
@@ -241,11 +211,8 @@ def softmax(logits, temperature=None, enable_pdl=None, out=None):
     if out is None:
         torch = require_torch("softmax")
         out = torch.empty(logits.shape, dtype=torch.float32, device=logits.device)
-    t, t_arr, _keep = _param(1.0 if temperature is None else temperature, "float32", 2)
-    rc = _c.flashjit_softmax(handle(), dl(logits, 0), dl(out, 1), 1.0 if t is None else float(t),
-                             t_arr, stream_of(logits))
-    if rc:
-        _raise(rc)
+    t, t_arr = _param(1.0 if temperature is None else temperature, "float32")
+    _call_op(_call.SOFTMAX, _RENORM_P, None, (logits, out, t_arr), 1.0 if t is None else float(t))
     return out
 
 
@@ -262,12 +229,8 @@ def chain_speculative_sampling(draft_probs, draft_token_ids, target_probs,
         torch = require_torch("chain_speculative_sampling")
         b, n = draft_token_ids.shape[0], draft_token_ids.shape[1]
         out = torch.empty((b, n + 1), dtype=torch.int32, device=draft_probs.device)
-    a = _lib.SamplingArgs()
-    _rng(a, generator, seed, offset, draft_token_ids.shape[0])
-    rc = _c.flashjit_chain_speculative_sampling(
-        handle(), dl(draft_probs, 0), dl(draft_token_ids, 1), dl(target_probs, 2), dl(out, 3),
-        dl(maybe_output_accepted_token_num, 4), dl(maybe_output_emitted_draft_token_num, 5),
-        a.seed, a.offset, stream_of(draft_probs))
-    if rc:
-        _raise(rc)
+    s, o, _, _ = _rng(generator, seed, offset, draft_token_ids.shape[0])
+    _call_op(_call.CHAIN_SPECULATIVE_SAMPLING, _SEED, None,
+             (draft_probs, draft_token_ids, target_probs, out, maybe_output_accepted_token_num,
+              maybe_output_emitted_draft_token_num), s, o)
     return out

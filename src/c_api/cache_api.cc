@@ -1,6 +1,9 @@
 // C ABI: the CLI's cache and bundle commands (ls, verify, gc, clear; export, import, inspect).
 #include <fmt/format.h>
 
+#include <string>
+#include <vector>
+
 #include "src/c_api/c_api_internal.h"
 #include "src/c_api/json_out.h"
 
@@ -67,6 +70,23 @@ using namespace flashjit::capi;
 
 namespace {
 std::string Str(const char* s) { return s ? std::string(s) : std::string(); }
+
+// "a:b::c" -> {a, b, c}; NULL -> {}.
+std::vector<std::string> SplitColonList(const char* s) {
+  std::vector<std::string> out;
+  if (!s) return out;
+  std::string cur;
+  for (const char* p = s;; ++p) {
+    if (*p == ':' || *p == '\0') {
+      if (!cur.empty()) out.push_back(cur);
+      cur.clear();
+      if (*p == '\0') break;
+    } else {
+      cur += *p;
+    }
+  }
+  return out;
+}
 }  // namespace
 
 extern "C" {
@@ -150,6 +170,40 @@ flashjit_status flashjit_bundle_inspect(const char* path, char* buf, size_t size
     return Status::Ok();
   });
   return rc != FLASHJIT_OK ? rc : QueryResult(text, buf, size, needed, fn);
+}
+
+flashjit_status flashjit_bundle_inspect_trusted(const char* path, const char* trusted_keys,
+                                                int require_signed, char* buf, size_t size,
+                                                size_t* needed) {
+  const char* fn = "flashjit_bundle_inspect_trusted";
+  std::string text;
+  flashjit_status rc = Guard(fn, [&]() -> Status {
+    if (!path || !*path) return Status::InvalidArgument("path is NULL or empty");
+    BundleTrust trust;
+    trust.trusted_key_files = SplitColonList(trusted_keys);
+    trust.require_signed = require_signed != 0;
+    // A key file that cannot be read is an error (never a silent "not verified").
+    FLASHJIT_ASSIGN_OR_RETURN(BundleInfo info, InspectBundle(path, trust));
+    text = BundleInfoJson(info).dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+    return Status::Ok();
+  });
+  return rc != FLASHJIT_OK ? rc : QueryResult(text, buf, size, needed, fn);
+}
+
+flashjit_status flashjit_bundle_keygen(const char* private_pem, const char* public_pem, char* buf,
+                                       size_t size, size_t* needed) {
+  const char* fn = "flashjit_bundle_keygen";
+  std::string key_id;
+  flashjit_status rc = Guard(fn, [&]() -> Status {
+    if (!private_pem || !*private_pem)
+      return Status::InvalidArgument("private_pem is NULL or empty");
+    if (!public_pem || !*public_pem) return Status::InvalidArgument("public_pem is NULL or empty");
+    FLASHJIT_ASSIGN_OR_RETURN(key_id, GenerateBundleSigningKey(private_pem, public_pem));
+    return Status::Ok();
+  });
+  if (rc != FLASHJIT_OK) return rc;
+  CopyOut(key_id, buf, size, needed);  // the keys are written: the id is reported as it fits
+  return FLASHJIT_OK;
 }
 
 }  // extern "C"

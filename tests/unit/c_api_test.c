@@ -448,6 +448,204 @@ static void TestDecode(flashjit_engine* e) {
   EXPECT_FAIL(flashjit_batch_decode_destroy(w), FLASHJIT_INVALID_HANDLE, "not live");
 }
 
+/* ---- packed calls (flashjit_call_packed) --------------------------------------------------- */
+
+static void Pack(flashjit_packed_tensor* p, const Tensor* x) {
+  int i;
+  memset(p, 0, sizeof(*p));
+  p->data = x->t.data;
+  p->device_type = x->t.device.device_type;
+  p->device_id = x->t.device.device_id;
+  p->ndim = x->t.ndim;
+  p->dtype = x->t.dtype;
+  for (i = 0; i < x->t.ndim; ++i) {
+    p->shape[i] = x->t.shape[i];
+    p->strides[i] = x->t.strides ? x->t.strides[i] : 0;
+  }
+  if (!x->t.strides) { /* row-major */
+    int64_t s = 1;
+    for (i = x->t.ndim - 1; i >= 0; --i) {
+      p->strides[i] = s;
+      s *= x->t.shape[i];
+    }
+  }
+}
+
+static void TestPacked(flashjit_engine* e) {
+  const int64_t xs[2] = {4, 4096}, ws[1] = {4096}, qs[3] = {4, 32, 128}, ks[3] = {4, 8, 128};
+  const int64_t ps[1] = {4};
+  Tensor x = Make(kBF16, 2, xs), w = Make(kBF16, 1, ws), out = Make(kBF16, 2, xs);
+  Tensor q = Make(kBF16, 3, qs), k = Make(kBF16, 3, ks), pos = Make(kI32, 1, ps);
+  flashjit_packed_call c;
+  flashjit_rope_options ro;
+
+  CHECK(sizeof(flashjit_packed_tensor) == 120);
+  CHECK(strcmp(flashjit_packed_op_name(FLASHJIT_OP_RMSNORM), "rmsnorm") == 0);
+  CHECK(flashjit_packed_op_num_tensors(FLASHJIT_OP_APPEND_PAGED_KV_CACHE) == 9);
+  CHECK(flashjit_packed_op_name(999) == NULL && flashjit_packed_op_num_tensors(999) == -1);
+
+  memset(&c, 0, sizeof(c));
+  c.op = FLASHJIT_OP_RMSNORM;
+  c.num_tensors = 3;
+  c.handle = e;
+  c.f[0] = 1e-6;
+  Pack(&c.tensors[0], &x);
+  Pack(&c.tensors[1], &w);
+  Pack(&c.tensors[2], &out);
+  EXPECT_OK(flashjit_call_packed(&c));
+  /* The plain function's checks and messages. */
+  c.f[0] = -1.0;
+  EXPECT_FAIL(flashjit_call_packed(&c), FLASHJIT_INVALID_ARGUMENT, "eps");
+  c.f[0] = 1e-6;
+  c.tensors[0].dtype = kF64;
+  EXPECT_FAIL(flashjit_call_packed(&c), FLASHJIT_INVALID_ARGUMENT, "input");
+  Pack(&c.tensors[0], &x);
+  c.tensors[0].strides[1] = 2; /* last dim not contiguous */
+  EXPECT_FAIL(flashjit_call_packed(&c), FLASHJIT_INVALID_ARGUMENT, "input");
+  Pack(&c.tensors[0], &x);
+  c.tensors[2].device_type = kDLCPU;
+  EXPECT_FAIL(flashjit_call_packed(&c), FLASHJIT_INVALID_ARGUMENT, "out");
+  Pack(&c.tensors[2], &out);
+  /* An absent required tensor: the plain function's NULL message. */
+  c.tensors[1].ndim = FLASHJIT_PACKED_ABSENT;
+  EXPECT_FAIL(flashjit_call_packed(&c), FLASHJIT_INVALID_ARGUMENT, "weight");
+  /* A DLTensor by reference. */
+  c.tensors[1].ndim = FLASHJIT_PACKED_DLTENSOR;
+  c.tensors[1].data = &w.t;
+  EXPECT_OK(flashjit_call_packed(&c));
+  Pack(&c.tensors[1], &w);
+  /* The block's own checks. */
+  EXPECT_FAIL(flashjit_call_packed(NULL), FLASHJIT_INVALID_ARGUMENT, "NULL");
+  c.num_tensors = 2;
+  EXPECT_FAIL(flashjit_call_packed(&c), FLASHJIT_INVALID_ARGUMENT, "rmsnorm: num_tensors = 2");
+  c.num_tensors = 3;
+  c.tensors[1].ndim = 7;
+  EXPECT_FAIL(flashjit_call_packed(&c), FLASHJIT_INVALID_ARGUMENT, "tensor 1 (weight): ndim = 7");
+  Pack(&c.tensors[1], &w);
+  c.op = 999;
+  EXPECT_FAIL(flashjit_call_packed(&c), FLASHJIT_INVALID_ARGUMENT, "op = 999");
+  c.op = FLASHJIT_OP_RMSNORM;
+  c.handle = NULL;
+  EXPECT_FAIL(flashjit_call_packed(&c), FLASHJIT_INVALID_HANDLE, "NULL");
+  c.handle = e;
+
+  /* Options by address (rope), and a scalar that does not fit its C type (layout). */
+  memset(&c, 0, sizeof(c));
+  c.op = FLASHJIT_OP_APPLY_LLAMA31_ROPE_POS_IDS_INPLACE;
+  c.num_tensors = 3;
+  c.handle = e;
+  Pack(&c.tensors[0], &q);
+  Pack(&c.tensors[1], &k);
+  Pack(&c.tensors[2], &pos);
+  EXPECT_OK(flashjit_call_packed(&c)); /* i[0] = 0: the defaults */
+  flashjit_llama31_rope_options_init(&ro);
+  ro.rotary_dim = 7;
+  c.i[0] = (int64_t)(uintptr_t)&ro;
+  EXPECT_FAIL(flashjit_call_packed(&c), FLASHJIT_INVALID_ARGUMENT, "rotary_dim");
+  {
+    const int64_t kv[3] = {4, 8, 128}, cs[4] = {16, 16, 8, 128}, ix[1] = {16}, ip[1] = {5};
+    Tensor ak = Make(kBF16, 3, kv), av = Make(kBF16, 3, kv), kc = Make(kBF16, 4, cs),
+           vc = Make(kBF16, 4, cs), idx = Make(kI32, 1, ix), ptr = Make(kI32, 1, ip),
+           last = Make(kI32, 1, ps), bi = Make(kI32, 1, ps);
+    const Tensor* all[9];
+    int j;
+    all[0] = &ak, all[1] = &av, all[2] = &bi, all[3] = &pos, all[4] = &kc, all[5] = &vc;
+    all[6] = &idx, all[7] = &ptr, all[8] = &last;
+    memset(&c, 0, sizeof(c));
+    c.op = FLASHJIT_OP_APPEND_PAGED_KV_CACHE;
+    c.num_tensors = 9;
+    c.handle = e;
+    c.f[0] = c.f[1] = 1.0;
+    for (j = 0; j < 9; ++j) Pack(&c.tensors[j], all[j]);
+    EXPECT_OK(flashjit_call_packed(&c));
+    c.i[0] = (int64_t)1 << 40;
+    EXPECT_FAIL(flashjit_call_packed(&c), FLASHJIT_INVALID_ARGUMENT, "i[0] (layout)");
+    c.i[0] = 5;
+    EXPECT_FAIL(flashjit_call_packed(&c), FLASHJIT_INVALID_ARGUMENT, "layout");
+  }
+}
+
+/* ---- signed bundles with explicit trusted keys --------------------------------------------- */
+
+static void TestTrustedKeys(const char* scratch) {
+  char dir[4096], bundle[4096], priv[4096], pub[4096], other_priv[4096], other_pub[4096];
+  char keys[8192], id[64], *buf;
+  size_t needed = 0;
+  int64_t added = -1;
+  flashjit_engine_options o;
+  flashjit_engine *e, *strict = NULL;
+  const char* spec = "{\"op\": \"rmsnorm\", \"dtype\": \"bf16\"}";
+  snprintf(dir, sizeof(dir), "%s/cache-signed", scratch);
+  snprintf(bundle, sizeof(bundle), "%s/signed.fjbundle", scratch);
+  snprintf(priv, sizeof(priv), "%s/ship.pem", scratch);
+  snprintf(pub, sizeof(pub), "%s/ship.pub.pem", scratch);
+  snprintf(other_priv, sizeof(other_priv), "%s/other.pem", scratch);
+  snprintf(other_pub, sizeof(other_pub), "%s/other.pub.pem", scratch);
+  remove(bundle), remove(priv), remove(pub), remove(other_priv), remove(other_pub);
+
+  EXPECT_OK(flashjit_bundle_keygen(priv, pub, id, sizeof(id), &needed));
+  CHECK(strlen(id) == 16 && needed == 17);
+  CHECK(flashjit_bundle_keygen(priv, pub, NULL, 0, NULL) != FLASHJIT_OK); /* never overwrites */
+  CHECK(Contains(flashjit_last_error(), "flashjit_bundle_keygen"));
+  EXPECT_FAIL(flashjit_bundle_keygen(NULL, pub, NULL, 0, NULL), FLASHJIT_INVALID_ARGUMENT,
+              "private_pem");
+  EXPECT_OK(flashjit_bundle_keygen(other_priv, other_pub, NULL, 0, NULL));
+
+  e = DryRunEngine(dir);
+  if (!e) return;
+  EXPECT_OK(flashjit_engine_build(e, spec, NULL, NULL, 0, NULL));
+  EXPECT_OK(flashjit_bundle_export(e, "sm_90a", bundle, priv, NULL, 0, NULL));
+
+  /* Trusted: verified. */
+  EXPECT_OK(flashjit_bundle_inspect_trusted(bundle, pub, 1, NULL, 0, &needed));
+  buf = (char*)malloc(needed);
+  EXPECT_OK(flashjit_bundle_inspect_trusted(bundle, pub, 1, buf, needed, NULL));
+  CHECK(Contains(buf, "\"ok\": true") && Contains(buf, "verified (key") && Contains(buf, id));
+  free(buf);
+  /* Signed by a key that is not trusted: refused, with the reason. */
+  snprintf(keys, sizeof(keys), "%s", other_pub);
+  EXPECT_OK(flashjit_bundle_inspect_trusted(bundle, keys, 0, NULL, 0, &needed));
+  buf = (char*)malloc(needed);
+  EXPECT_OK(flashjit_bundle_inspect_trusted(bundle, keys, 0, buf, needed, NULL));
+  CHECK(Contains(buf, "\"ok\": false") && Contains(buf, "not among the trusted keys"));
+  free(buf);
+  /* Both keys (':'-list): verified again. */
+  snprintf(keys, sizeof(keys), "%s:%s", other_pub, pub);
+  buf = (char*)malloc(1 << 16);
+  EXPECT_OK(flashjit_bundle_inspect_trusted(bundle, keys, 1, buf, 1 << 16, NULL));
+  CHECK(Contains(buf, "\"ok\": true"));
+  free(buf);
+  /* An unreadable key file is an error, not a silent downgrade. */
+  snprintf(keys, sizeof(keys), "%s/no-such-key.pem", scratch);
+  CHECK(flashjit_bundle_inspect_trusted(bundle, keys, 0, NULL, 0, NULL) != FLASHJIT_OK);
+  EXPECT_FAIL(flashjit_bundle_inspect_trusted(NULL, pub, 0, NULL, 0, NULL),
+              FLASHJIT_INVALID_ARGUMENT, "path");
+
+  /* An engine with the other key trusted and signatures required refuses the import. */
+  flashjit_engine_options_init(&o);
+  o.read_environment = 0;
+  o.dry_run = 1;
+  o.arch = "sm_90a";
+  snprintf(dir, sizeof(dir), "%s/cache-signed-strict", scratch);
+  o.cache_dir = dir;
+  o.trusted_bundle_keys = other_pub;
+  o.require_signed_bundles = 1;
+  EXPECT_OK(flashjit_engine_create(&o, &strict));
+  if (strict) {
+    EXPECT_FAIL(flashjit_bundle_import(strict, bundle, "sm_90a", &added),
+                FLASHJIT_PERMISSION_DENIED, "trusted");
+    EXPECT_OK(flashjit_engine_destroy(strict));
+  }
+  o.trusted_bundle_keys = pub;
+  EXPECT_OK(flashjit_engine_create(&o, &strict));
+  if (strict) {
+    EXPECT_OK(flashjit_bundle_import(strict, bundle, "sm_90a", &added));
+    CHECK(added == 1);
+    EXPECT_OK(flashjit_engine_destroy(strict));
+  }
+  EXPECT_OK(flashjit_engine_destroy(e));
+}
+
 int main(int argc, char** argv) {
   const char* scratch = argc > 1 ? argv[1] : ".";
   char dir[4096];
@@ -456,6 +654,7 @@ int main(int argc, char** argv) {
   TestBasics();
   TestEngineErrors(scratch);
   TestEngineAndCache(scratch);
+  TestTrustedKeys(scratch);
   snprintf(dir, sizeof(dir), "%s/cache-ops", scratch);
   e = DryRunEngine(dir);
   if (e) {
@@ -463,6 +662,7 @@ int main(int argc, char** argv) {
     TestLayerOps(e);
     TestPageAndSampling(e);
     TestDecode(e);
+    TestPacked(e);
     EXPECT_OK(flashjit_engine_destroy(e));
   }
   printf("%d checks, %d failures\n", g_checks, g_failures);

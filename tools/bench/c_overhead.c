@@ -173,6 +173,49 @@ static flashjit_status OpSampling(void) {
                                                   FLASHJIT_FILTER_TOP_K_FIRST, &a, NULL);
 }
 
+/* The same calls through flashjit_call_packed (one block per op, filled once). */
+static flashjit_packed_call g_pk_rmsnorm, g_pk_append;
+
+static void Pack(flashjit_packed_tensor* p, const Tensor* x) {
+  int i;
+  int64_t s = 1;
+  memset(p, 0, sizeof(*p));
+  p->data = x->t.data;
+  p->device_type = x->t.device.device_type;
+  p->device_id = x->t.device.device_id;
+  p->ndim = x->t.ndim;
+  p->dtype = x->t.dtype;
+  for (i = x->t.ndim - 1; i >= 0; --i) {
+    p->shape[i] = x->shape[i];
+    p->strides[i] = s;
+    s *= x->shape[i];
+  }
+}
+
+static void MakePacked(void) {
+  const Tensor* append[9];
+  int j;
+  memset(&g_pk_rmsnorm, 0, sizeof(g_pk_rmsnorm));
+  g_pk_rmsnorm.op = FLASHJIT_OP_RMSNORM;
+  g_pk_rmsnorm.num_tensors = 3;
+  g_pk_rmsnorm.handle = E;
+  g_pk_rmsnorm.f[0] = 1e-5;
+  Pack(&g_pk_rmsnorm.tensors[0], &x);
+  Pack(&g_pk_rmsnorm.tensors[1], &w);
+  Pack(&g_pk_rmsnorm.tensors[2], &out);
+  append[0] = &ak, append[1] = &av, append[2] = &bidx, append[3] = &apos, append[4] = &kc;
+  append[5] = &vc, append[6] = &kv_idx, append[7] = &kv_ptr, append[8] = &kv_last;
+  memset(&g_pk_append, 0, sizeof(g_pk_append));
+  g_pk_append.op = FLASHJIT_OP_APPEND_PAGED_KV_CACHE;
+  g_pk_append.num_tensors = 9;
+  g_pk_append.handle = E;
+  g_pk_append.f[0] = g_pk_append.f[1] = 1.0;
+  for (j = 0; j < 9; ++j) Pack(&g_pk_append.tensors[j], append[j]);
+}
+
+static flashjit_status OpRmsnormPacked(void) { return flashjit_call_packed(&g_pk_rmsnorm); }
+static flashjit_status OpAppendPacked(void) { return flashjit_call_packed(&g_pk_append); }
+
 static void Time(const char* name, flashjit_status (*op)(void), int iters) {
   double* t = (double*)malloc(sizeof(double) * (size_t)iters);
   int i;
@@ -284,6 +327,9 @@ int main(int argc, char** argv) {
   Time("single_decode_with_kv_cache", OpSingleDecode, iters);
   Time("batch_decode_run", OpBatchDecode, iters);
   Time("top_k_top_p_sampling_from_probs", OpSampling, iters);
+  MakePacked();
+  Time("rmsnorm (C packed)", OpRmsnormPacked, iters);
+  Time("append_paged_kv_cache (C packed)", OpAppendPacked, iters);
   flashjit_batch_decode_destroy(W);
   flashjit_engine_destroy(E);
   return 0;

@@ -1,11 +1,19 @@
 """Host overhead of one flashjit Python call per op (median us, cache-hot) against a bare C call
 of the same op (tools/bench/c_overhead.c, same shapes: a Llama-3.1-8B decode step, batch 32).
 
-Both sides launch on the NULL/current stream and synchronise every 32 calls outside the timed
-region, so only the host time of the call is measured. The Python calls pass out= buffers (no
-allocation, as the C side); "alloc" rows add FlashInfer's allocating form.
+GPU mode (default): PyTorch tensors on cuda:0; both sides launch on the NULL/current stream and
+synchronise every 32 calls outside the timed region, so only the host time of the call is
+measured. The Python calls pass out= buffers (no allocation, as the C side); "alloc" rows add
+FlashInfer's allocating form.
 
-Usage: python3 tools/bench/python_overhead.py [--iters N] [--c-bench PATH]
+--dry-run (a CPU machine, no PyTorch needed): a dry-run engine for sm_90a validates and looks
+up each kernel but launches nothing; the Python side passes stand-ins for torch.Tensor
+(tests/python/fake_torch.py: the same accessors, implemented in Python) through the same packing
+code; the C side is flashjit_c_overhead --dry-run. This isolates the host cost of the Python
+layer (packing, the ctypes call) from cuLaunchKernel; the accessors of real torch tensors are
+C functions and usually a little cheaper than the stand-ins'.
+
+Usage: python3 tools/bench/python_overhead.py [--dry-run] [--iters N] [--c-bench PATH]
 """
 
 import argparse
@@ -14,23 +22,20 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "python"))
 
-import torch  # noqa: E402
-
-import flashjit  # noqa: E402
-
 B, HIDDEN, INTER, HQ, HKV, D, PAGE, KV_LEN, VOCAB = 32, 4096, 14336, 32, 8, 128, 16, 1024, 128256
 PAGES = B * (KV_LEN // PAGE)
 
 
-def timed(fn, iters):
+def timed(fn, iters, sync):
     for _ in range(20):
         fn()
-    torch.cuda.synchronize()
+    sync()
     t = []
     clock = time.perf_counter_ns
     for i in range(iters):
@@ -38,38 +43,79 @@ def timed(fn, iters):
         fn()
         t.append((clock() - t0) / 1e3)
         if i % 32 == 31:
-            torch.cuda.synchronize()
-    torch.cuda.synchronize()
-    t.sort()
+            sync()
+    sync()
     return statistics.median(t)
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--iters", type=int, default=2000)
+    ap.add_argument("--dry-run", action="store_true",
+                    help="CPU machine: dry-run engine, torch.Tensor stand-ins, C side --dry-run")
     ap.add_argument("--c-bench", default=os.environ.get(
         "FLASHJIT_C_OVERHEAD", os.path.join(ROOT, "build-api", "tests", "c_api",
                                             "flashjit_c_overhead")))
     args = ap.parse_args()
-    dev, bf, i32 = "cuda:0", torch.bfloat16, torch.int32
-    e = lambda *s, dt=bf: torch.randn(*s, device=dev).to(dt)  # noqa: E731
+    import flashjit  # noqa: E402
+
+    if args.dry_run:
+        sys.path.insert(0, os.path.join(ROOT, "tests", "python"))
+        import fake_torch  # noqa: E402
+        fake_torch.use_fake_torch()
+        cache = os.environ.get("FLASHJIT_CACHE_DIR") or tempfile.mkdtemp(prefix="flashjit-oh-")
+        flashjit.set_default_engine(flashjit.Engine(dry_run=True, arch="sm_90a", cache_dir=cache,
+                                                    read_environment=False))
+
+        def e(*shape, dt="bfloat16"):
+            return fake_torch.t(*shape, dtype=dt)
+
+        def i32(*shape, fill=None):
+            return fake_torch.t(*shape, dtype="int32")
+
+        def sync():
+            pass
+
+        bf, f32, u8 = "bfloat16", "float32", "uint8"
+        info = {"mode": "dry-run (CPU, torch.Tensor stand-ins)"}
+    else:
+        import torch  # noqa: E402
+        dev = "cuda:0"
+        bf, f32, u8 = torch.bfloat16, torch.float32, torch.uint8
+
+        def e(*shape, dt=bf):
+            return torch.randn(*shape, device=dev).to(dt)
+
+        def i32(*shape, fill=None):
+            return torch.zeros(*shape, dtype=torch.int32, device=dev)
+
+        sync = torch.cuda.synchronize
+        info = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__}
+
     x, res, out, w = e(B, HIDDEN), e(B, HIDDEN), e(B, HIDDEN), e(HIDDEN)
     act_in, act_out = e(B, 2 * INTER), e(B, INTER)
     q, k = e(B, HQ, D), e(B, HKV, D)
-    pos = torch.full((B,), KV_LEN - 1, dtype=i32, device=dev)
+    pos = i32(B)
     ak, av = e(B, HKV, D), e(B, HKV, D)
-    bidx = torch.arange(B, dtype=i32, device=dev)
+    bidx = i32(B)
     kc, vc = e(PAGES, PAGE, HKV, D), e(PAGES, PAGE, HKV, D)
-    kv_idx = torch.arange(PAGES, dtype=i32, device=dev)
-    kv_ptr = torch.arange(B + 1, dtype=i32, device=dev) * (KV_LEN // PAGE)
-    kv_last = torch.full((B,), PAGE, dtype=i32, device=dev)
+    kv_idx, kv_ptr, kv_last = i32(PAGES), i32(B + 1), i32(B)
+    if not args.dry_run:
+        pos.fill_(KV_LEN - 1)
+        bidx.copy_(torch.arange(B, dtype=torch.int32))
+        kv_idx.copy_(torch.arange(PAGES, dtype=torch.int32))
+        kv_ptr.copy_(torch.arange(B + 1, dtype=torch.int32) * (KV_LEN // PAGE))
+        kv_last.fill_(PAGE)
     dq, dout, dk, dv = e(HQ, D), e(HQ, D), e(KV_LEN, HKV, D), e(KV_LEN, HKV, D)
     bq, bout = e(B, HQ, D), e(B, HQ, D)
-    probs = torch.softmax(torch.randn(B, VOCAB, device=dev), -1)
-    samples = torch.empty(B, dtype=i32, device=dev)
-    ws = torch.empty(128 << 20, dtype=torch.uint8, device=dev)
+    probs = e(B, VOCAB, dt=f32)
+    if not args.dry_run:
+        probs = torch.softmax(probs, -1)
+    samples = i32(B)
+    ws = e(128 << 20, dt=u8)
     wrapper = flashjit.BatchDecodeWithPagedKVCacheWrapper(ws, "NHD")
-    wrapper.plan(kv_ptr, kv_idx, kv_last, HQ, HKV, D, PAGE, q_data_type=bf)
+    host_ptr = [i * (KV_LEN // PAGE) for i in range(B + 1)]
+    wrapper.plan(host_ptr, kv_idx, [PAGE] * B, HQ, HKV, D, PAGE, q_data_type="bfloat16")
 
     ops = {
         "rmsnorm": lambda: flashjit.rmsnorm(x, w, 1e-5, out=out),
@@ -85,18 +131,18 @@ def main():
         "top_k_top_p_sampling_from_probs": lambda: flashjit.top_k_top_p_sampling_from_probs(
             probs, 50, 0.9, seed=1234, offset=0, out=samples),
     }
-    alloc = {
-        "rmsnorm (alloc)": lambda: flashjit.rmsnorm(x, w, 1e-5),
-        "top_k_top_p_sampling_from_probs (alloc)":
-            lambda: flashjit.top_k_top_p_sampling_from_probs(probs, 50, 0.9),
-        "batch_decode_run (alloc)": lambda: wrapper.run(bq, (kc, vc)),
-    }
-    py = {name: timed(fn, args.iters) for name, fn in {**ops, **alloc}.items()}
+    if not args.dry_run:
+        ops.update({
+            "rmsnorm (alloc)": lambda: flashjit.rmsnorm(x, w, 1e-5),
+            "top_k_top_p_sampling_from_probs (alloc)":
+                lambda: flashjit.top_k_top_p_sampling_from_probs(probs, 50, 0.9),
+            "batch_decode_run (alloc)": lambda: wrapper.run(bq, (kc, vc)),
+        })
+    py = {name: timed(fn, args.iters, sync) for name, fn in ops.items()}
     c = {}
     if os.path.exists(args.c_bench):
-        env = dict(os.environ)
-        r = subprocess.run([args.c_bench, "--iters", str(args.iters)], capture_output=True,
-                           text=True, env=env)
+        cmd = [args.c_bench, "--iters", str(args.iters)] + (["--dry-run"] if args.dry_run else [])
+        r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ))
         for line in r.stdout.splitlines():
             if line.startswith("{"):
                 row = json.loads(line)
@@ -105,15 +151,18 @@ def main():
             print(r.stderr, file=sys.stderr)
     else:
         print(f"(no C benchmark at {args.c_bench})", file=sys.stderr)
-    print(f"{'op':<42} {'python us':>10} {'C us':>8} {'ratio':>6}")
+    print(f"{'op':<42} {'python us':>10} {'C us':>8} {'ratio':>6} {'py - C':>7}")
     rows = []
     for name, t in py.items():
         base = c.get(name.replace(" (alloc)", ""))
         ratio = t / base if base else float("nan")
         rows.append({"op": name, "python_us": t, "c_us": base, "ratio": ratio})
-        print(f"{name:<42} {t:>10.2f} {base if base else float('nan'):>8.2f} {ratio:>6.2f}")
-    print(json.dumps({"rows": rows, "gpu": torch.cuda.get_device_name(0),
-                      "torch": torch.__version__}))
+        print(f"{name:<42} {t:>10.2f} {base if base else float('nan'):>8.2f} {ratio:>6.2f} "
+              f"{t - base if base else float('nan'):>7.2f}")
+    for name in sorted(set(c) - set(py)):
+        print(f"{name:<42} {'':>10} {c[name]:>8.2f}   (C only)")
+    print(json.dumps({"rows": rows, "c_only": {k: v for k, v in c.items() if k not in py},
+                      **info}))
 
 
 if __name__ == "__main__":
