@@ -24,7 +24,7 @@ FLASHJIT_DEVICE C ToCache(float x) {
 }
 
 template <class V>
-__device__ void append_paged_kv(const AppendKvParams& p) {
+FLASHJIT_DEVICE void AppendPerItem(const AppendKvParams& p) {
   using T = typename V::DType;
   using C = typename V::CacheType;
   constexpr int kVec = V::kVec, kItems = V::kItems, kThreads = V::kThreads;
@@ -98,6 +98,87 @@ __device__ void append_paged_kv(const AppendKvParams& p) {
       StoreVecStreaming(kd, k[i]);
       StoreVecStreaming(vd, v[i]);
     }
+  }
+}
+
+// Token-tile form (kTokens): the block's work items span tokens t0 .. t0 + ntok - 1; every
+// thread issues its row loads first, then threads 0 .. ntok - 1 resolve one token each (batch
+// index and position -> kv_indptr -> kv_indices) into shared memory while those loads are in
+// flight; after one barrier every item reads its page and slot offset from shared memory. Each
+// token's index chain runs once per block instead of once per item, and no store waits on it
+// alone. Shared memory: 2 * ntok_max int64 element offsets (k, v) of the slot rows.
+template <class V>
+FLASHJIT_DEVICE void AppendTokenTile(const AppendKvParams& p) {
+  using T = typename V::DType;
+  using C = typename V::CacheType;
+  constexpr int kVec = V::kVec, kItems = V::kItems, kThreads = V::kThreads;
+  extern __shared__ __align__(16) int64_t append_smem[];
+  const int chunks = p.head_dim / kVec;
+  const int per_token = p.num_heads * chunks;
+  const int total = per_token * p.nnz;
+  const int first = blockIdx.x * kItems * kThreads;
+  const int t0 = first / per_token;
+  const int last = min(first + kItems * kThreads, total) - 1;
+  const int ntok = last / per_token - t0 + 1;
+  int64_t* k_row = append_smem;
+  int64_t* v_row = append_smem + p.tile_tokens;
+
+  Vec<T, kVec> k[kItems], v[kItems];
+  int tl[kItems], hoff[kItems];
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    const int w = first + i * kThreads + static_cast<int>(threadIdx.x);
+    tl[i] = -1;
+    if (w > last) continue;
+    const int token = w / per_token;
+    const int within = w - token * per_token;
+    const int head = within / chunks;
+    const int e = (within - head * chunks) * kVec;
+    tl[i] = token - t0;
+    hoff[i] = head * 65536 + e;  // head < 2^15 and e < 2^16 (host)
+    k[i] = LoadVecStreaming<T, kVec>(static_cast<const T*>(p.key) + token * p.key_stride_token +
+                                     head * p.key_stride_head + e);
+    v[i] = LoadVecStreaming<T, kVec>(static_cast<const T*>(p.value) + token * p.value_stride_token +
+                                     head * p.value_stride_head + e);
+  }
+  for (int t = threadIdx.x; t < ntok; t += kThreads) {
+    const int token = t0 + t;
+    const int b = p.batch_indices[token], pos = p.positions[token];
+    const int q = pos / p.page_size;
+    const int slot = pos - q * p.page_size;
+    const int64_t page = p.kv_indices[p.kv_indptr[b] + q];
+    k_row[t] = page * p.k_layout.stride_page + slot * p.k_layout.stride_slot;
+    v_row[t] = page * p.v_layout.stride_page + slot * p.v_layout.stride_slot;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < kItems; ++i) {
+    if (tl[i] < 0) continue;
+    const int head = hoff[i] >> 16, e = hoff[i] & 0xffff;
+    C* kd = static_cast<C*>(p.k_cache) + k_row[tl[i]] + head * p.k_layout.stride_head + e;
+    C* vd = static_cast<C*>(p.v_cache) + v_row[tl[i]] + head * p.v_layout.stride_head + e;
+    if constexpr (sizeof(C) == 1) {
+      Vec<C, kVec> kc, vc;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) {
+        kc.v[j] = ToCache<C>(ToFloat(k[i].v[j]) * p.k_rcp_scale);
+        vc.v[j] = ToCache<C>(ToFloat(v[i].v[j]) * p.v_rcp_scale);
+      }
+      StoreVecStreaming(kd, kc);
+      StoreVecStreaming(vd, vc);
+    } else {
+      StoreVecStreaming(kd, k[i]);
+      StoreVecStreaming(vd, v[i]);
+    }
+  }
+}
+
+template <class V>
+__device__ void append_paged_kv(const AppendKvParams& p) {
+  if constexpr (V::kTokens) {
+    AppendTokenTile<V>(p);
+  } else {
+    AppendPerItem<V>(p);
   }
 }
 

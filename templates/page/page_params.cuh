@@ -32,8 +32,10 @@ struct AppendKvParams {
   int32_t page_size;
   float k_rcp_scale;  // the cache holds value / scale (fp8); 1 for 16-bit caches
   float v_rcp_scale;
+  int32_t tile_tokens;  // token-tile form: most tokens one block's items span (smem rows)
+  int32_t pad_;
 };
-FLASHJIT_CHECK_PARAMS(AppendKvParams, 168);
+FLASHJIT_CHECK_PARAMS(AppendKvParams, 176);
 
 // batch_indices[j] = b and positions[j] = seq_lens[b] - (indptr[b+1] - indptr[b]) + (j -
 // indptr[b]) for every j in [indptr[b], indptr[b+1]).

@@ -1,13 +1,16 @@
-// Rotary position embedding of q and k. Two kernels:
-//  - warp (kTile false): one warp per token, warps walking over tokens (below, RopeWarp);
-//  - tile (kTile true): a block takes tile_tokens tokens; every thread loads kItems work items
+// Rotary position embedding of q and k. Three kernels:
+//  - row (kKernel kRowKernel, the default): a token per row_chunks * head_slots threads, each
+//    thread owning one 16-byte chunk (both NeoX halves) of every head_slots-th head (RopeRow);
+//  - warp (kWarpKernel): one warp per token, warps walking over tokens (below, RopeWarp);
+//  - tile (kTileKernel): a block takes tile_tokens tokens; every thread loads kItems work items
 //    (a head's chunk of one token) at once, the block computes each (token, frequency) angle
 //    once into shared memory while those loads are in flight, then rotates and stores
 //    (RopeTile).
 //
 // Variant:  DType, PosType (int32_t / int64_t), kMode (kPosIds, kIndptr, kCache),
 // kInterleave (GPT-J pairs (2i, 2i+1); else NeoX pairs (i, i + rotary_dim / 2)),
-// kVec (elements per access), kWarps (warps per block), kTile, kItems (tile: items per thread).
+// kVec (elements per access), kWarps (warps per block), kKernel, kItems (tile: items per thread;
+// row: heads in flight per thread).
 //
 // A "chunk" is what one lane rotates with one set of angles: NeoX, kVec elements of each half
 // (kVec frequencies); interleaved, kVec contiguous elements (kVec / 2 frequencies). Lanes are
@@ -21,7 +24,9 @@
 
 namespace flashjit::rope {
 
-constexpr int kHeadUnroll = 4;  // heads loaded before any is stored: loads in flight
+constexpr int kHeadUnroll = 4;  // warp kernel: heads loaded before any is stored
+
+enum RopeKernel : int { kWarpKernel = 0, kTileKernel = 1, kRowKernel = 2 };
 
 template <class T>
 FLASHJIT_DEVICE T* HeadPtr(const void* base, int token, int head, const HeadLayout& l) {
@@ -238,9 +243,91 @@ FLASHJIT_DEVICE void RopeTile(const RopeParams& p) {
   }
 }
 
+// Row kernel. A token is taken by row_chunks * head_slots threads of one block: thread (chunk c,
+// slot s) rotates chunk c (both NeoX halves, 16 B each at kVec 8, or kVec contiguous interleaved
+// elements) of heads s, s + slots, ... of q then k, kItems heads loaded before any is stored.
+// Chunks c >= rotary chunks copy the pass-through part (out of place). The chunk index is the
+// fastest, so a warp's access covers whole consecutive head rows of one token. Frequencies are
+// computed once per thread, the token's angles once per token, then reused over its heads.
+// Blocks walk over tokens (grid of resident blocks).
+template <class V>
+FLASHJIT_DEVICE void RopeRow(const RopeParams& p) {
+  using T = typename V::DType;
+  constexpr int kVec = V::kVec, kPairs = Pairs<V>(), kItems = V::kItems;
+  constexpr int kThreads = V::kWarps * 32;
+  static_assert(!V::kInterleave || kVec % 2 == 0, "interleaved pairs need kVec >= 2");
+  const int per_token = p.row_chunks * p.head_slots;
+  const int tokens_per_block = kThreads / per_token;  // host: >= 1
+  const int t_in = static_cast<int>(threadIdx.x) / per_token;
+  if (t_in >= tokens_per_block) return;
+  const int r = static_cast<int>(threadIdx.x) - t_in * per_token;
+  const int slot = r / p.row_chunks, c = r - slot * p.row_chunks;
+  const int half = p.rotary_dim / 2;
+  const int rot_chunks = V::kInterleave ? p.rotary_dim / kVec : half / kVec;
+  const int heads = p.num_q_heads + p.num_k_heads, slots = p.head_slots;
+  const bool rotates = c < rot_chunks;
+  // Element offset of this thread's (first) access in a head row.
+  const int e0 = rotates ? c * kVec : p.rotary_dim + (c - rot_chunks) * kVec;
+  if (!rotates && p.q == p.q_out && p.k == p.k_out) return;  // in place: nothing to copy
+
+  float freq[kPairs];
+  if (rotates) Frequencies<V>(p, c * kPairs, freq);
+  for (int token = blockIdx.x * tokens_per_block + t_in; token < p.nnz;
+       token += gridDim.x * tokens_per_block) {
+    const T* q_src = static_cast<const T*>(p.q) + token * p.q_layout.stride_token + e0;
+    const T* k_src = static_cast<const T*>(p.k) + token * p.k_layout.stride_token + e0;
+    T* q_dst = static_cast<T*>(p.q_out) + token * p.q_out_layout.stride_token + e0;
+    T* k_dst = static_cast<T*>(p.k_out) + token * p.k_out_layout.stride_token + e0;
+    int64_t pos = 0;
+    if (rotates) pos = TokenPositionSearch<V>(p, token);
+    float cs[kPairs], sn[kPairs];
+    if (rotates) Angles<V>(p, pos, c * kPairs, freq, cs, sn);
+    for (int h0 = slot; h0 < heads; h0 += slots * kItems) {
+      Vec<T, kVec> a[kItems], b[kItems];
+#pragma unroll
+      for (int u = 0; u < kItems; ++u) {
+        const int h = h0 + u * slots;
+        if (h >= heads) break;
+        const T* src = h < p.num_q_heads ? q_src + h * p.q_layout.stride_head
+                                         : k_src + (h - p.num_q_heads) * p.k_layout.stride_head;
+        a[u] = LoadVecStreaming<T, kVec>(src);
+        if (!V::kInterleave && rotates) b[u] = LoadVecStreaming<T, kVec>(src + half);
+      }
+#pragma unroll
+      for (int u = 0; u < kItems; ++u) {
+        const int h = h0 + u * slots;
+        if (h >= heads) break;
+        T* dst = h < p.num_q_heads ? q_dst + h * p.q_out_layout.stride_head
+                                   : k_dst + (h - p.num_q_heads) * p.k_out_layout.stride_head;
+        if (!rotates) {
+          StoreVecStreaming(dst, a[u]);
+          continue;
+        }
+        Vec<T, kVec> oa, ob;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          if constexpr (V::kInterleave) {
+            const float x = ToFloat(a[u].v[j]), y = ToFloat(a[u].v[j ^ 1]);
+            const float cj = cs[j / 2], sj = sn[j / 2];
+            oa.v[j] = FromFloat<T>(j % 2 == 0 ? x * cj - y * sj : x * cj + y * sj);
+          } else {
+            const float x = ToFloat(a[u].v[j]), y = ToFloat(b[u].v[j]);
+            oa.v[j] = FromFloat<T>(x * cs[j] - y * sn[j]);
+            ob.v[j] = FromFloat<T>(y * cs[j] + x * sn[j]);
+          }
+        }
+        StoreVecStreaming(dst, oa);
+        if constexpr (!V::kInterleave) StoreVecStreaming(dst + half, ob);
+      }
+    }
+  }
+}
+
 template <class V>
 __device__ void rope(const RopeParams& p) {
-  if constexpr (V::kTile) {
+  if constexpr (V::kKernel == kRowKernel) {
+    RopeRow<V>(p);
+  } else if constexpr (V::kKernel == kTileKernel) {
     RopeTile<V>(p);
   } else {
     RopeWarp<V>(p);

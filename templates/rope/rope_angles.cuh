@@ -35,6 +35,27 @@ FLASHJIT_DEVICE int64_t TokenPosition(const RopeParams& p, int token, int lane) 
   }
 }
 
+// Position of `token` for kernels whose warps span several tokens. Indptr mode: binary search
+// for the request b with indptr[b] <= token < indptr[b+1] (the first b whose end is > token).
+template <class V>
+FLASHJIT_DEVICE int64_t TokenPositionSearch(const RopeParams& p, int token) {
+  if constexpr (V::kMode == kIndptr) {
+    int lo = 0, hi = p.batch;
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (p.indptr[mid + 1] <= token) {
+        lo = mid + 1;
+      } else {
+        hi = mid;
+      }
+    }
+    const int b = lo < p.batch ? lo : p.batch - 1;
+    return static_cast<int64_t>(p.offsets[b]) + (token - p.indptr[b]);
+  } else {
+    return static_cast<int64_t>(static_cast<const typename V::PosType*>(p.pos)[token]);
+  }
+}
+
 // freq[j] of frequency index f0 + j (in double, rounded once to float):
 //   f = 2^(-2i / rotary_dim * log2_theta); smooth = clamp(f * smooth_a + smooth_b, 0, 1);
 //   f = (1 - smooth) * f * rcp_scale + smooth * f.
@@ -70,7 +91,7 @@ FLASHJIT_DEVICE void Angles(const RopeParams& p, int64_t pos, int f0,
 #pragma unroll
     for (int j = 0; j < Pairs<V>(); ++j) {
       const double angle = static_cast<double>(pos) * freq[j];
-      sincosf(static_cast<float>(angle - kTwoPi * rint(angle * kInvTwoPi)), &s[j], &c[j]);
+      __sincosf(static_cast<float>(angle - kTwoPi * rint(angle * kInvTwoPi)), &s[j], &c[j]);
     }
   }
 }

@@ -28,9 +28,11 @@ struct RopeParams {
   int32_t num_q_heads;
   int32_t num_k_heads;
   int32_t head_dim;
-  int32_t rotary_dim;  // even, <= head_dim; dims beyond it are copied unchanged
+  int32_t rotary_dim;   // even, <= head_dim; dims beyond it are copied unchanged
   int32_t tile_tokens;  // tile kernel: tokens per block tile (>= 1)
   int32_t angle_ld;     // tile kernel: floats per token row of the shared cos / sin tables
+  int32_t row_chunks;   // row kernel: threads per head row (rotation + pass-through chunks)
+  int32_t head_slots;   // row kernel: threads splitting a token's heads (each takes every n-th)
   // freq(i) = 2^(-2i / rotary_dim * log2_theta); smooth = clamp(freq * smooth_a + smooth_b, 0, 1);
   // freq = (1 - smooth) * freq * rcp_scale + smooth * freq   (plain RoPE: smooth_a = b = 0)
   double log2_theta;
@@ -38,6 +40,6 @@ struct RopeParams {
   double smooth_a;
   double smooth_b;
 };
-FLASHJIT_CHECK_PARAMS(RopeParams, 208);
+FLASHJIT_CHECK_PARAMS(RopeParams, 216);
 
 }  // namespace flashjit::rope

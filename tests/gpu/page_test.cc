@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "src/ops/page/page_spec.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/reference/half.h"
 #include "tests/reference/page_ref.h"
@@ -30,14 +31,30 @@ struct Case {
   bool combined = true;
   int64_t heads = 8, head_dim = 128, page_size = 16, batch = 5;
   float k_scale = 1.f, v_scale = 1.f;
+  int max_new = 35;    // new tokens per request: 0 .. max_new (request 0: page_size + 1)
+  int first_new = -1;  // >= 0: request 0 appends this many instead
+  const ops::AppendKvSpec* force = nullptr;  // this kernel form instead of the chooser's
 };
+
+// K (0) or V (1) half of a combined [pages, 2, ...] cache as a 4-D view.
+TensorView KvHalf(const TensorView& cache, int which) {
+  TensorView t = cache;
+  t.ndim = 4;
+  for (int d = 1; d < 4; ++d) {
+    t.shape[d] = cache.shape[d + 1];
+    t.strides[d] = cache.strides[d + 1];
+  }
+  t.data = static_cast<char*>(cache.data) + which * cache.strides[1] * DTypeBytes(cache.dtype);
+  return t;
+}
 
 void Run(const Case& c, std::mt19937& rng) {
   // Requests with existing lengths and new tokens; pages handed out in a shuffled order.
-  std::uniform_int_distribution<int> old_len(0, 40), new_len(0, 35);
+  std::uniform_int_distribution<int> old_len(0, 40), new_len(0, c.max_new);
   std::vector<int32_t> append_indptr{0}, seq_lens, kv_indptr{0}, last_page_len;
   for (int64_t b = 0; b < c.batch; ++b) {
-    const int n = b == 0 ? static_cast<int>(c.page_size) + 1 : new_len(rng), old = old_len(rng);
+    const int first = c.first_new >= 0 ? c.first_new : static_cast<int>(c.page_size) + 1;
+    const int n = b == 0 ? first : new_len(rng), old = old_len(rng);
     append_indptr.push_back(append_indptr.back() + n);
     seq_lens.push_back(old + n);
     const int pages = (old + n + c.page_size - 1) / c.page_size;
@@ -84,18 +101,24 @@ void Run(const Case& c, std::mt19937& rng) {
   if (c.combined) {
     TensorView cache =
         TensorView::Contiguous(dcache.data(), c.cache, {num_pages, 2, d1, d2, c.head_dim});
-    s = AppendPagedKvCache(e, tk, tv, I32(dbi, nnz), I32(dpos, nnz), cache,
-                           I32(dki, kv_indices.size()), I32(dkp, kv_indptr.size()),
-                           I32(dlp, last_page_len.size()), c.layout, c.k_scale, c.v_scale);
+    s = ops::AppendPagedKvCacheWith(e, tk, tv, I32(dbi, nnz), I32(dpos, nnz), KvHalf(cache, 0),
+                                    KvHalf(cache, 1), I32(dki, kv_indices.size()),
+                                    I32(dkp, kv_indptr.size()), I32(dlp, last_page_len.size()),
+                                    c.layout, c.k_scale, c.v_scale, nullptr, c.force);
+    if (s.ok() && !c.force)  // the public combined-cache entry point too (same bytes again)
+      s = AppendPagedKvCache(e, tk, tv, I32(dbi, nnz), I32(dpos, nnz), cache,
+                             I32(dki, kv_indices.size()), I32(dkp, kv_indptr.size()),
+                             I32(dlp, last_page_len.size()), c.layout, c.k_scale, c.v_scale);
   } else {
     // Separate caches: K in the first half of the buffer, V in the second.
     char* base = static_cast<char*>(dcache.data());
     TensorView kc = TensorView::Contiguous(base, c.cache, {num_pages, d1, d2, c.head_dim});
     TensorView vc = TensorView::Contiguous(base + num_pages * page_elems * cb, c.cache,
                                            {num_pages, d1, d2, c.head_dim});
-    s = AppendPagedKvCache(e, tk, tv, I32(dbi, nnz), I32(dpos, nnz), kc, vc,
-                           I32(dki, kv_indices.size()), I32(dkp, kv_indptr.size()),
-                           I32(dlp, last_page_len.size()), c.layout, c.k_scale, c.v_scale);
+    s = ops::AppendPagedKvCacheWith(e, tk, tv, I32(dbi, nnz), I32(dpos, nnz), kc, vc,
+                                    I32(dki, kv_indices.size()), I32(dkp, kv_indptr.size()),
+                                    I32(dlp, last_page_len.size()), c.layout, c.k_scale, c.v_scale,
+                                    nullptr, c.force);
   }
   INFO(s.ToString());
   REQUIRE(s.ok());
@@ -174,6 +197,57 @@ TEST_CASE("append_paged_kv_cache writes every new row and nothing else", "[gpu][
     c.batch = 9;
     Run(c, rng);
   }
+}
+
+TEST_CASE("append_paged_kv_cache: 1 to 16k tokens, every kernel form", "[gpu][layer][page]") {
+  std::mt19937 rng(Seed());
+  // 1 token; 64 requests of 0 .. 511 new tokens (about 16k), 16-bit and fp8, NHD and HND.
+  {
+    Case c;
+    c.batch = 1;
+    c.first_new = 1;
+    Run(c, rng);
+  }
+  for (DType cache : {DType::kBF16, DType::kF8E4M3})
+    for (KvLayout layout : {KvLayout::kNHD, KvLayout::kHND}) {
+      Case c;
+      c.cache = cache;
+      c.layout = layout;
+      c.batch = 64;
+      c.max_new = 511;
+      c.k_scale = c.v_scale = cache == DType::kBF16 ? 1.f : 0.5f;
+      Run(c, rng);
+    }
+  // Every form the benchmark sweeps (tools/bench/bench_page.cc), forced.
+  std::vector<ops::AppendKvSpec> forms;
+  for (auto [tokens, threads, items] : std::vector<std::array<int, 3>>{{1, 256, 4},
+                                                                       {1, 256, 2},
+                                                                       {1, 128, 4},
+                                                                       {1, 512, 2},
+                                                                       {1, 512, 4},
+                                                                       {1, 128, 2},
+                                                                       {0, 256, 4},
+                                                                       {0, 256, 2}}) {
+    ops::AppendKvSpec f;
+    f.tokens = static_cast<uint8_t>(tokens);
+    f.threads = static_cast<uint16_t>(threads);
+    f.items = static_cast<uint8_t>(items);
+    forms.push_back(f);
+  }
+  for (const ops::AppendKvSpec& f : forms)
+    for (auto [heads, dim, page] :
+         std::vector<std::array<int64_t, 3>>{{8, 128, 16}, {1, 64, 1}, {3, 40, 5}}) {
+      Case c;
+      c.force = &f;
+      c.heads = heads;
+      c.head_dim = dim;
+      c.page_size = page;
+      c.batch = 12;
+      c.max_new = 300;
+      c.combined = heads != 3;
+      INFO(fmt::format("form tokens {} threads {} items {}", f.tokens, f.threads, f.items));
+      Run(c, rng);
+    }
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 
+#include "src/ops/rope/rope_spec.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/reference/half.h"
 #include "tests/reference/rope_ref.h"
@@ -20,6 +21,7 @@ struct Case {
   Form form = Form::kPosIds;
   int64_t nnz = 7, hq = 4, hk = 2, head_dim = 128, rotary_dim = 128;
   bool interleave = false, inplace = false;
+  const ops::RopeSpec* force = nullptr;  // pos_ids form: this kernel instead of the chooser's
 };
 
 template <class I>
@@ -99,6 +101,21 @@ void Run(const Case& c, std::mt19937& rng) {
                     : ApplyRope(e, q, k, qo, ko, tindptr, toff, o);
       break;
     case Form::kPosIds:
+      if (c.force) {
+        ops::RopeArgs a;
+        a.mode = ops::RopeMode::kPosIds;
+        a.q = q;
+        a.k = k;
+        a.q_out = c.inplace ? q : qo;
+        a.k_out = c.inplace ? k : ko;
+        a.pos = tpos32;
+        a.rotary_dim = o.rotary_dim;
+        a.interleave = o.interleave;
+        a.rope_scale = o.rope_scale;
+        a.rope_theta = o.rope_theta;
+        s = ops::RunRope(e, a, nullptr, c.force);
+        break;
+      }
       s = c.inplace ? ApplyRopePosIdsInplace(e, q, k, tpos32, o)
                     : ApplyRopePosIds(e, q, k, qo, ko, tpos32, o);
       break;
@@ -176,7 +193,7 @@ TEST_CASE("rope: every form, layout and flag against the fp64 reference", "[gpu]
 TEST_CASE("rope: shapes, dtypes and head counts", "[gpu][layer][rope]") {
   std::mt19937 rng(Seed());
   for (DType dtype : {DType::kBF16, DType::kF16})
-    for (int64_t nnz : {1, 64, 1000}) {
+    for (int64_t nnz : {1, 2, 64, 1000, 4099}) {
       Case c;
       c.dtype = dtype;
       c.nnz = nnz;
@@ -197,6 +214,81 @@ TEST_CASE("rope: shapes, dtypes and head counts", "[gpu][layer][rope]") {
       c.nnz = 19;
       Run(c, rng);
     }
+}
+
+}  // namespace
+}  // namespace flashjit::test
+
+namespace flashjit::test {
+namespace {
+
+TEST_CASE("rope: 16k tokens, every form, against the fp64 reference", "[gpu][layer][rope]") {
+  std::mt19937 rng(Seed());
+  for (Form form :
+       {Form::kIndptr, Form::kPosIds, Form::kLlamaIndptr, Form::kLlamaPosIds, Form::kCache}) {
+    Case c;
+    c.form = form;
+    c.nnz = 16384;
+    c.hq = 32;
+    c.hk = 8;
+    c.inplace = form == Form::kLlamaPosIds;
+    c.interleave = form == Form::kCache;
+    Run(c, rng);
+  }
+}
+
+// Every kernel configuration the benchmark sweeps (tools/bench/bench_rope.cc), forced, so any of
+// them can become the default: row kernel slots / heads in flight / grid, warp and tile kernels.
+TEST_CASE("rope: every swept kernel configuration", "[gpu][layer][rope]") {
+  std::mt19937 rng(Seed());
+  std::vector<ops::RopeSpec> specs;
+  for (auto [w, i, sl, g] : std::vector<std::array<int, 4>>{{4, 1, 1, 0},
+                                                            {4, 2, 1, 0},
+                                                            {4, 4, 1, 0},
+                                                            {4, 1, 2, 0},
+                                                            {4, 2, 2, 0},
+                                                            {4, 4, 2, 0},
+                                                            {4, 1, 4, 0},
+                                                            {4, 2, 4, 0},
+                                                            {4, 4, 4, 0},
+                                                            {8, 2, 2, 0},
+                                                            {4, 1, 8, 1},
+                                                            {4, 2, 8, 1},
+                                                            {4, 5, 8, 1},
+                                                            {4, 2, 4, 1},
+                                                            {4, 4, 2, 1}}) {
+    ops::RopeSpec s;
+    s.kernel = 2;
+    s.warps = static_cast<uint8_t>(w);
+    s.items = static_cast<uint8_t>(i);
+    s.slots = static_cast<uint8_t>(sl);
+    s.full_grid = static_cast<uint8_t>(g);
+    specs.push_back(s);
+  }
+  ops::RopeSpec warp;
+  warp.kernel = 0;
+  specs.push_back(warp);
+  ops::RopeSpec tile;
+  tile.kernel = 1;
+  tile.warps = 4;
+  tile.items = 5;
+  specs.push_back(tile);
+  for (const ops::RopeSpec& f : specs)
+    for (bool interleave : {false, true})
+      for (int64_t nnz : {3, 2049}) {
+        Case c;
+        c.form = Form::kPosIds;
+        c.force = &f;
+        c.nnz = nnz;
+        c.hq = 32;
+        c.hk = 8;
+        c.interleave = interleave;
+        c.inplace = nnz == 3;
+        c.rotary_dim = interleave ? 128 : 64;
+        INFO(fmt::format("kernel {} warps {} items {} slots {} full grid {}", f.kernel, f.warps,
+                         f.items, f.slots, f.full_grid));
+        Run(c, rng);
+      }
 }
 
 }  // namespace

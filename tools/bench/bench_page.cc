@@ -4,10 +4,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <functional>
 #include <random>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "src/ops/page/page_spec.h"
 #include "src/runtime/driver.h"
 #include "tools/bench/bench_util.h"
 
@@ -22,8 +26,32 @@ void* UploadI32(const std::vector<int32_t>& v) {
   return p;
 }
 
+// GPU time per call of `iters` calls enqueued back to back (events around the whole batch, one
+// sync): the host enqueue of a call hides behind the previous kernel, so for kernels longer than
+// the enqueue this is the kernel's own time. MedianMicros (bench_util) syncs after every call, so
+// its figure also holds the host enqueue (several µs): both are reported.
+double BackToBackMicros(const std::function<void(int)>& fn, int iters = 50) {
+  if (bench::DryRun()) return 0;
+  const auto& d = **runtime::Driver();
+  for (int i = 0; i < 5; ++i) fn(i);
+  CUevent start, stop;
+  d.cuEventCreate(&start, CU_EVENT_DEFAULT);
+  d.cuEventCreate(&stop, CU_EVENT_DEFAULT);
+  d.cuEventRecord(start, nullptr);
+  for (int i = 0; i < iters; ++i) fn(i);
+  d.cuEventRecord(stop, nullptr);
+  d.cuEventSynchronize(stop);
+  float ms = 0;
+  d.cuEventElapsedTime(&ms, start, stop);
+  d.cuEventDestroy(start);
+  d.cuEventDestroy(stop);
+  return ms * 1000.0 / iters;
+}
+
+// `force`: time that kernel form instead of the chooser's pick.
 void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType cache_dt,
-           int64_t heads = 8, int64_t dim = 128, int64_t page = 16) {
+           const ops::AppendKvSpec* force = nullptr, int64_t heads = 8, int64_t dim = 128,
+           int64_t page = 16) {
   const DType dt = DType::kBF16;
   // Each request appends nnz / batch tokens after 100 existing ones.
   std::vector<int32_t> bi(nnz), pos(nnz), kv_indptr{0}, last;
@@ -62,18 +90,36 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
   TensorView tcache = TensorView::Contiguous(
       cache, cache_dt, {pages, 2, nhd ? page : heads, nhd ? heads : page, dim});
   const float scale = cb == 1 ? 0.5f : 1.f;
-  double us = bench::MedianMicros([&](int i) {
+  // K and V halves of the combined cache, for the forced (internal) entry point.
+  TensorView kc = tcache, vc = tcache;
+  kc.ndim = vc.ndim = 4;
+  for (int d = 1; d < 4; ++d) {
+    kc.shape[d] = vc.shape[d] = tcache.shape[d + 1];
+    kc.strides[d] = vc.strides[d] = tcache.strides[d + 1];
+  }
+  vc.data = static_cast<char*>(cache) + tcache.strides[1] * cb;
+  auto call = [&](int i) {
     const int c = i % copies;
-    Status s = AppendPagedKvCache(engine, TensorView::Contiguous(ks[c], dt, {nnz, heads, dim}),
-                                  TensorView::Contiguous(vs[c], dt, {nnz, heads, dim}), tbi, tpos,
-                                  tcache, tind, tptr, tlast, layout, scale, scale);
+    const TensorView tk = TensorView::Contiguous(ks[c], dt, {nnz, heads, dim});
+    const TensorView tv = TensorView::Contiguous(vs[c], dt, {nnz, heads, dim});
+    Status s = force ? ops::AppendPagedKvCacheWith(engine, tk, tv, tbi, tpos, kc, vc, tind, tptr,
+                                                   tlast, layout, scale, scale, nullptr, force)
+                     : AppendPagedKvCache(engine, tk, tv, tbi, tpos, tcache, tind, tptr, tlast,
+                                          layout, scale, scale);
     if (!s.ok()) throw std::runtime_error(s.ToString());
-  });
+  };
+  const double us = bench::MedianMicros(call);
+  const double b2b = BackToBackMicros(call);
   const double moved = 2.0 * row_bytes + 2.0 * nnz * heads * dim * cb + nnz * 8.0;
+  std::string note = force ? fmt::format("sweep {} t{} i{}", force->tokens ? "tokens" : "item",
+                                         force->threads, force->items)
+                           : std::string("default");
+  note += fmt::format(" | back-to-back {:.2f} us {:.3f} TB/s", b2b,
+                      b2b > 0 ? moved / (b2b * 1e-6) / 1e12 : 0.0);
   bench::Report("append_paged_kv",
                 fmt::format("{} nnz {} reqs {} h {} d {} page {} {}", DTypeName(cache_dt), nnz,
                             batch, heads, dim, page, nhd ? "NHD" : "HND"),
-                us, moved);
+                us, moved, 0, note);
 }
 
 }  // namespace
@@ -85,5 +131,31 @@ int main(int argc, char** argv) {
   Bench(engine, 16384, 64, KvLayout::kNHD, DType::kBF16);
   Bench(engine, 16384, 64, KvLayout::kHND, DType::kBF16);
   Bench(engine, 16384, 64, KvLayout::kNHD, DType::kF8E4M3);
+  Bench(engine, 8192, 64, KvLayout::kNHD, DType::kBF16);
+  // Sweep (same call): token-tile form over threads / items, and the per-item form (the previous
+  // default; resolve-first for fp8). The same list as tests/gpu/page_test.cc.
+  std::vector<ops::AppendKvSpec> forms;
+  for (auto [tokens, threads, items] : std::vector<std::array<int, 3>>{{1, 256, 4},
+                                                                       {1, 256, 2},
+                                                                       {1, 128, 4},
+                                                                       {1, 512, 2},
+                                                                       {1, 512, 4},
+                                                                       {1, 128, 2},
+                                                                       {0, 256, 4},
+                                                                       {0, 256, 2}}) {
+    ops::AppendKvSpec f;
+    f.tokens = static_cast<uint8_t>(tokens);
+    f.threads = static_cast<uint16_t>(threads);
+    f.items = static_cast<uint8_t>(items);
+    forms.push_back(f);
+  }
+  for (const ops::AppendKvSpec& f : forms) {
+    Bench(engine, 16384, 64, KvLayout::kNHD, DType::kBF16, &f);
+    Bench(engine, 16384, 64, KvLayout::kHND, DType::kBF16, &f);
+    Bench(engine, 64, 64, KvLayout::kNHD, DType::kBF16, &f);
+  }
+  for (const ops::AppendKvSpec& f : {forms[0], forms[1], forms[6]})
+    Bench(engine, 16384, 64, KvLayout::kNHD, DType::kF8E4M3, &f);
+  Bench(engine, 16384, 64, KvLayout::kNHD, DType::kBF16);  // the chooser's pick again
   return 0;
 }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -24,6 +25,28 @@ void* UploadI32(const std::vector<int32_t>& v) {
   if (!bench::DryRun())
     (*runtime::Driver())->cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(p), v.data(), v.size() * 4);
   return p;
+}
+
+// GPU time per call of `iters` calls enqueued back to back (events around the whole batch, one
+// sync): the host enqueue of a call hides behind the previous kernel, so for kernels longer than
+// the enqueue this is the kernel's own time. MedianMicros (bench_util) syncs after every call, so
+// its figure also holds the host enqueue (several µs): both are reported.
+double BackToBackMicros(const std::function<void(int)>& fn, int iters = 50) {
+  if (bench::DryRun()) return 0;
+  const auto& d = **runtime::Driver();
+  for (int i = 0; i < 5; ++i) fn(i);
+  CUevent start, stop;
+  d.cuEventCreate(&start, CU_EVENT_DEFAULT);
+  d.cuEventCreate(&stop, CU_EVENT_DEFAULT);
+  d.cuEventRecord(start, nullptr);
+  for (int i = 0; i < iters; ++i) fn(i);
+  d.cuEventRecord(stop, nullptr);
+  d.cuEventSynchronize(stop);
+  float ms = 0;
+  d.cuEventElapsedTime(&ms, start, stop);
+  d.cuEventDestroy(start);
+  d.cuEventDestroy(stop);
+  return ms * 1000.0 / iters;
 }
 
 // `force` (pos_ids forms only): time that kernel instead of the chooser's pick.
@@ -58,7 +81,7 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
   TensorView tcache = TensorView::Contiguous(cache, DType::kF32, {4096, dim});
   const char* names[] = {"rope_pos_ids", "rope_pos_ids_inplace", "rope_interleave",
                          "llama31_rope", "rope_indptr",          "rope_cos_sin_cache"};
-  double us = bench::MedianMicros([&](int i) {
+  auto call = [&](int i) {
     const int c = i % copies;
     TensorView tq = TensorView::Contiguous(q[c], kDt, {nnz, hq, dim});
     TensorView tk = TensorView::Contiguous(k[c], kDt, {nnz, hk, dim});
@@ -73,6 +96,7 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
       a.q_out = form == Form::kPosIdsInplace ? tq : tqo;
       a.k_out = form == Form::kPosIdsInplace ? tk : tko;
       a.pos = tpos;
+      a.interleave = form == Form::kInterleave;
       s = ops::RunRope(engine, a, nullptr, force);
       if (!s.ok()) throw std::runtime_error(s.ToString());
       return;
@@ -98,12 +122,19 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
         break;
     }
     if (!s.ok()) throw std::runtime_error(s.ToString());
-  });
+  };
+  const double us = bench::MedianMicros(call);
+  const double b2b = BackToBackMicros(call);
   double moved = 2.0 * (qb + kb) + (form == Form::kIndptr ? 0 : nnz * 4.0);
   if (form == Form::kCache) moved += nnz * dim * 4.0;  // one cos/sin row per token
-  const std::string note =
-      !force ? "" : force->tile ? fmt::format("sweep tile w{} i{}", force->warps, force->items)
-                                : std::string("sweep warp kernel");
+  std::string note = !force               ? std::string("default")
+                     : force->kernel == 0 ? std::string("sweep warp kernel")
+                     : force->kernel == 1
+                         ? fmt::format("sweep tile w{} i{}", force->warps, force->items)
+                         : fmt::format("sweep row w{} i{} slots {}{}", force->warps, force->items,
+                                       force->slots, force->full_grid ? " full grid" : "");
+  note += fmt::format(" | back-to-back {:.2f} us {:.3f} TB/s", b2b,
+                      b2b > 0 ? moved / (b2b * 1e-6) / 1e12 : 0.0);
   bench::Report(names[static_cast<int>(form)],
                 fmt::format("bf16 nnz {} h {}/{} d {}", nnz, hq, hk, dim), us, moved, 0, note);
 }
@@ -117,18 +148,46 @@ int main(int argc, char** argv) {
        {Form::kPosIdsInplace, Form::kInterleave, Form::kLlama31, Form::kIndptr, Form::kCache})
     Bench(engine, f, 16384, 32, 8, 128);
   Bench(engine, Form::kCache, 64, 32, 8, 128);
-  // Sweep (same call): the warp kernel (the previous default) and tile kernels, pos_ids, both
-  // out of place and in place.
-  std::vector<ops::RopeSpec> sweep(1);
-  for (auto [w, i] : std::vector<std::array<int, 2>>{{4, 5}, {8, 5}, {8, 4}, {4, 4}, {4, 8}, {8, 2}}) {
+  Bench(engine, Form::kPosIds, 8192, 32, 8, 128);
+  // Sweep (same call): the warp kernel (the previous default), the tile kernel's best, and the
+  // row kernel over slots / heads in flight / grid, pos_ids out of place and in place.
+  std::vector<ops::RopeSpec> sweep;
+  ops::RopeSpec warp;
+  warp.kernel = 0;
+  sweep.push_back(warp);
+  ops::RopeSpec tile;
+  tile.kernel = 1;
+  tile.warps = 4;
+  tile.items = 5;
+  sweep.push_back(tile);
+  // The same list as tests/gpu/rope_test.cc ("every swept kernel configuration").
+  for (auto [w, i, sl, g] : std::vector<std::array<int, 4>>{{4, 1, 1, 0},
+                                                            {4, 2, 1, 0},
+                                                            {4, 4, 1, 0},
+                                                            {4, 1, 2, 0},
+                                                            {4, 2, 2, 0},
+                                                            {4, 4, 2, 0},
+                                                            {4, 1, 4, 0},
+                                                            {4, 2, 4, 0},
+                                                            {4, 4, 4, 0},
+                                                            {8, 2, 2, 0},
+                                                            {4, 1, 8, 1},
+                                                            {4, 2, 8, 1},
+                                                            {4, 5, 8, 1},
+                                                            {4, 2, 4, 1},
+                                                            {4, 4, 2, 1}}) {
     ops::RopeSpec s;
-    s.tile = 1;
+    s.kernel = 2;
     s.warps = static_cast<uint8_t>(w);
     s.items = static_cast<uint8_t>(i);
+    s.slots = static_cast<uint8_t>(sl);
+    s.full_grid = static_cast<uint8_t>(g);
     sweep.push_back(s);
   }
   for (const ops::RopeSpec& s : sweep)
     for (Form f : {Form::kPosIds, Form::kPosIdsInplace}) Bench(engine, f, 16384, 32, 8, 128, &s);
+  for (const ops::RopeSpec& s : sweep) Bench(engine, Form::kInterleave, 16384, 32, 8, 128, &s);
+  for (const ops::RopeSpec& s : sweep) Bench(engine, Form::kPosIds, 64, 32, 8, 128, &s);
   Bench(engine, Form::kPosIds, 16384, 32, 8, 128);  // the chooser's pick again, after the sweep
   return 0;
 }

@@ -2,7 +2,10 @@
 #include <flashjit/page.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "page/page_params.cuh"
 #include "src/engine/engine_impl.h"
@@ -37,14 +40,40 @@ uint8_t ResolveFirst(bool fp8) {
   return static_cast<uint8_t>(kOverride >= 0 ? kOverride : fp8 ? 1 : 0);
 }
 
+// Benchmark knob: FLASHJIT_PAGE_KERNEL = "tokens:<threads>:<items>" (token-tile form) or
+// "item:<threads>:<items>" (per-item form, resolve as FLASHJIT_PAGE_RESOLVE / the fp8 rule).
+const AppendKvSpec* KernelOverride() {
+  static const std::optional<AppendKvSpec> kOverride = []() -> std::optional<AppendKvSpec> {
+    const char* v = std::getenv("FLASHJIT_PAGE_KERNEL");
+    if (!v) return std::nullopt;
+    AppendKvSpec s;
+    int t = 0, i = 0;
+    if (std::sscanf(v, "tokens:%d:%d", &t, &i) == 2) {
+      s.tokens = 1;
+    } else if (std::sscanf(v, "item:%d:%d", &t, &i) == 2) {
+      s.tokens = 0;
+    } else {
+      return std::nullopt;
+    }
+    if ((t != 64 && t != 128 && t != 256 && t != 512) || (i != 1 && i != 2 && i != 4))
+      return std::nullopt;
+    s.threads = static_cast<uint16_t>(t);
+    s.items = static_cast<uint8_t>(i);
+    return s;
+  }();
+  return kOverride ? &*kOverride : nullptr;
+}
+
 }  // namespace
 
-Status AppendPagedKvCache(Engine& engine, const TensorView& key, const TensorView& value,
-                          const TensorView& batch_indices, const TensorView& positions,
-                          const TensorView& k_cache, const TensorView& v_cache,
-                          const TensorView& kv_indices, const TensorView& kv_indptr,
-                          const TensorView& kv_last_page_len, KvLayout layout, float k_scale,
-                          float v_scale, void* stream) {
+namespace ops {
+
+Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const TensorView& value,
+                              const TensorView& batch_indices, const TensorView& positions,
+                              const TensorView& k_cache, const TensorView& v_cache,
+                              const TensorView& kv_indices, const TensorView& kv_indptr,
+                              const TensorView& kv_last_page_len, KvLayout layout, float k_scale,
+                              float v_scale, void* stream, const AppendKvSpec* force) {
   FLASHJIT_RETURN_IF_ERROR(CheckTensor(key, "append_key", 3, {DType::kF16, DType::kBF16}));
   FLASHJIT_RETURN_IF_ERROR(CheckInnerContiguous(key, "append_key"));
   FLASHJIT_RETURN_IF_ERROR(CheckTensor(value, "append_value", 3, {DType::kF16, DType::kBF16}));
@@ -109,17 +138,27 @@ Status AppendPagedKvCache(Engine& engine, const TensorView& key, const TensorVie
   }
 
   AppendKvSpec spec;
+  spec.threads = 256;
+  spec.items = 4;
+  spec.tokens = 1;
+  if (const AppendKvSpec* f = force ? force : KernelOverride()) {
+    spec.threads = f->threads;
+    spec.items = f->items;
+    spec.tokens = f->tokens;
+  }
   spec.dtype = key.dtype;
   spec.cache_dtype = k_cache.dtype;
   spec.vec = static_cast<uint8_t>(vec);
-  spec.threads = 256;
-  spec.items = 4;
-  spec.resolve = ResolveFirst(fp8);
-  const int64_t total = nnz * heads * (head_dim / vec);
+  const int64_t per_token = heads * (head_dim / vec);
+  const int64_t total = nnz * per_token;
   const int64_t per_block = int64_t{spec.threads} * spec.items;
   if (total + per_block >= 0x7fffffff)
     return Status::InvalidArgument(
         fmt::format("append_key: {} accesses of {} elements; at most 2^31 per launch", total, vec));
+  // Token-tile form: head and element offset packed in 16 bits each (else the per-item form).
+  if (heads >= 32768 || head_dim >= 65536) spec.tokens = 0;
+  const int64_t tile_tokens = std::min(nnz, per_block / per_token + 2);
+  spec.resolve = spec.tokens ? 0 : ResolveFirst(fp8);
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, key.device));
 
   page::AppendKvParams p{};
@@ -143,10 +182,25 @@ Status AppendPagedKvCache(Engine& engine, const TensorView& key, const TensorVie
   p.page_size = static_cast<int32_t>(page_size);
   p.k_rcp_scale = 1.f / k_scale;
   p.v_rcp_scale = 1.f / v_scale;
+  p.tile_tokens = static_cast<int32_t>(tile_tokens);
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>((total + per_block - 1) / per_block);
   cfg.block_x = spec.threads;
+  if (spec.tokens) cfg.dynamic_smem = static_cast<uint32_t>(tile_tokens * 16);
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(stream));
+}
+
+}  // namespace ops
+
+Status AppendPagedKvCache(Engine& engine, const TensorView& key, const TensorView& value,
+                          const TensorView& batch_indices, const TensorView& positions,
+                          const TensorView& k_cache, const TensorView& v_cache,
+                          const TensorView& kv_indices, const TensorView& kv_indptr,
+                          const TensorView& kv_last_page_len, KvLayout layout, float k_scale,
+                          float v_scale, void* stream) {
+  return ops::AppendPagedKvCacheWith(engine, key, value, batch_indices, positions, k_cache, v_cache,
+                                     kv_indices, kv_indptr, kv_last_page_len, layout, k_scale,
+                                     v_scale, stream, nullptr);
 }
 
 Status AppendPagedKvCache(Engine& engine, const TensorView& key, const TensorView& value,

@@ -20,8 +20,9 @@ const spec::OpFamily* AppendKvFamily() {
         spec::IntField("vec", {1, 2, 4, 8}, 8, "v", "elements per vector access"),
         spec::IntField("threads", {64, 128, 256, 512}, 256, "t", "threads per block"),
         spec::IntField("items", {1, 2, 4}, 2, "i", "accesses per thread"),
-        spec::BoolField("resolve", false, "rs",
-                        "resolve every item's page before the first store"),
+        spec::BoolField("resolve", false, "rs", "resolve every item's page before the first store"),
+        spec::BoolField("tokens", true, "tk",
+                        "resolve each token's page once per block into shared memory"),
     };
     f.check = [](const spec::Json& s) {
       const std::string c = s["cache"].get<std::string>();
@@ -37,10 +38,11 @@ const spec::OpFamily* AppendKvFamily() {
       return fmt::format(
           "  using DType = {};\n  using CacheType = {};\n  static constexpr int kThreads = {};\n"
           "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n"
-          "  static constexpr bool kResolve = {};\n",
+          "  static constexpr bool kResolve = {};\n  static constexpr bool kTokens = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           spec::CxxType(s["cache"].get<std::string>()), s["threads"].get<int>(),
-          s["vec"].get<int>(), s["items"].get<int>(), s["resolve"].get<bool>());
+          s["vec"].get<int>(), s["items"].get<int>(), s["resolve"].get<bool>(),
+          s["tokens"].get<bool>());
     };
     return f;
   }();
@@ -76,7 +78,8 @@ Result<VariantSpec> AppendKvSpec::ToVariant() const {
                                      {"vec", vec},
                                      {"threads", threads},
                                      {"items", items},
-                                     {"resolve", resolve != 0}});
+                                     {"resolve", resolve != 0},
+                                     {"tokens", tokens != 0}});
 }
 
 Result<VariantSpec> BatchPositionsSpec::ToVariant() const {

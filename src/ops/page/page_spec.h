@@ -1,6 +1,8 @@
 // Typed specs of the `append_paged_kv` and `batch_positions` families.
 #pragma once
 
+#include <flashjit/engine.h>
+#include <flashjit/page.h>
 #include <flashjit/spec.h>
 #include <flashjit/tensor.h>
 
@@ -17,11 +19,21 @@ struct AppendKvSpec {
   uint8_t vec = 8;
   uint8_t items = 2;
   uint16_t threads = 256;
-  uint8_t resolve = 0;  // resolve all items' pages before the first store
-  uint8_t pad_[3] = {};
+  uint8_t resolve = 0;  // per-item form: resolve all items' pages before the first store
+  uint8_t tokens = 1;   // token-tile form: each token's page resolved once per block
+  uint8_t pad_[2] = {};
 
   Result<VariantSpec> ToVariant() const;
 };
+
+// AppendPagedKvCache (include/flashjit/page.h) with the variant's form, threads and items
+// replaced by `force` (benchmarks); dtypes and vec still come from the arguments.
+Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const TensorView& value,
+                              const TensorView& batch_indices, const TensorView& positions,
+                              const TensorView& k_cache, const TensorView& v_cache,
+                              const TensorView& kv_indices, const TensorView& kv_indptr,
+                              const TensorView& kv_last_page_len, KvLayout layout, float k_scale,
+                              float v_scale, void* stream, const AppendKvSpec* force);
 
 struct BatchPositionsSpec {
   static constexpr uint32_t kFamilyId = FamilyId("batch_positions");

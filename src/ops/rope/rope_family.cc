@@ -13,6 +13,12 @@ const char* ModeName(RopeMode m) {
   return m == RopeMode::kPosIds ? "pos_ids" : (m == RopeMode::kIndptr ? "indptr" : "cache");
 }
 
+const char* KernelName(uint8_t k) { return k == 0 ? "warp" : (k == 1 ? "tile" : "row"); }
+
+const char* KernelSymbol(const std::string& k) {
+  return k == "warp" ? "kWarpKernel" : (k == "tile" ? "kTileKernel" : "kRowKernel");
+}
+
 const spec::OpFamily* RopeFamily() {
   static const spec::OpFamily f = [] {
     spec::OpFamily f;
@@ -27,10 +33,14 @@ const spec::OpFamily* RopeFamily() {
         spec::BoolField("interleave", false, "il", "rotate pairs (2i, 2i+1) instead of halves"),
         spec::IntField("vec", {1, 2, 4, 8}, 8, "v", "elements per vector access"),
         spec::IntField("warps", {1, 2, 4, 8}, 4, "w", "warps per block (warp kernel: tokens)"),
-        spec::BoolField("tile", false, "tl",
-                        "tile kernel: shared cos/sin per (token, frequency), items per thread"),
-        spec::IntField("items", {1, 2, 3, 4, 5, 6, 8}, 4, "i",
-                       "tile kernel: work items (head chunks) per thread"),
+        spec::EnumField("kernel", {"row", "warp", "tile"}, "row",
+                        "row: threads own a head chunk of a token and loop over its heads; warp: "
+                        "a warp per token; tile: shared cos/sin per (token, frequency)"),
+        spec::IntField(
+            "items", {1, 2, 3, 4, 5, 6, 8}, 4, "i",
+            "tile: work items (head chunks) per thread; row: heads in flight per thread"),
+        spec::IntField("minb", {1, 2, 3, 4, 6, 8, 12, 16}, 1, "mb",
+                       "launch bounds: blocks per SM the registers must allow"),
     };
     f.check = [](const spec::Json& s) {
       if (s["interleave"].get<bool>() && s["vec"].get<int>() < 2)
@@ -38,19 +48,21 @@ const spec::OpFamily* RopeFamily() {
       return Status::Ok();
     };
     f.entries = {{"flashjit_rope", "flashjit::rope::rope", "flashjit::rope::RopeParams",
-                  "Variant::kWarps * 32"}};
+                  "Variant::kWarps * 32, Variant::kMinBlocks"}};
     f.variant_body = [](const spec::Json& s) {
       const std::string mode = s["mode"].get<std::string>();
       return fmt::format(
           "  using DType = {};\n  using PosType = {};\n"
           "  static constexpr int kMode = flashjit::rope::{};\n"
           "  static constexpr bool kInterleave = {};\n  static constexpr int kVec = {};\n"
-          "  static constexpr int kWarps = {};\n  static constexpr bool kTile = {};\n"
-          "  static constexpr int kItems = {};\n",
+          "  static constexpr int kWarps = {};\n  static constexpr int kKernel = "
+          "flashjit::rope::{};\n"
+          "  static constexpr int kItems = {};\n  static constexpr int kMinBlocks = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()), s["pos"] == "i32" ? "int32_t" : "int64_t",
           mode == "pos_ids" ? "kPosIds" : (mode == "indptr" ? "kIndptr" : "kCache"),
           s["interleave"].get<bool>(), s["vec"].get<int>(), s["warps"].get<int>(),
-          s["tile"].get<bool>(), s["items"].get<int>());
+          KernelSymbol(s["kernel"].get<std::string>()), s["items"].get<int>(),
+          s["minb"].get<int>());
     };
     return f;
   }();
@@ -69,8 +81,9 @@ Result<VariantSpec> RopeSpec::ToVariant() const {
                                      {"interleave", interleave != 0},
                                      {"vec", vec},
                                      {"warps", warps},
-                                     {"tile", tile != 0},
-                                     {"items", items}});
+                                     {"kernel", KernelName(kernel)},
+                                     {"items", items},
+                                     {"minb", minb}});
 }
 
 }  // namespace flashjit::ops

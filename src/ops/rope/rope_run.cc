@@ -40,23 +40,33 @@ Status CheckFinitePositive(float x, std::string_view name) { return CheckPositiv
 
 rope::HeadLayout Layout(const TensorView& t) { return {t.strides[0], t.strides[1]}; }
 
-// Benchmark / test knob: FLASHJIT_ROPE_KERNEL = "warp" (the warp-per-token kernel) or
-// "tile:<warps>:<items>"; unset or unparsable: the chooser's pick.
+// Benchmark / test knob: FLASHJIT_ROPE_KERNEL = "warp" (the warp-per-token kernel),
+// "tile:<warps>:<items>" or "row:<warps>:<items>:<slots>[:<full grid 0/1>]" (slots 0: the
+// chooser's); unset or unparsable: the chooser's pick.
 const RopeSpec* KernelOverride() {
   static const std::optional<RopeSpec> kOverride = []() -> std::optional<RopeSpec> {
     const char* v = std::getenv("FLASHJIT_ROPE_KERNEL");
     if (!v) return std::nullopt;
     RopeSpec s;
-    int w = 0, i = 0;
-    if (std::strcmp(v, "warp") == 0) return s;
-    if (std::sscanf(v, "tile:%d:%d", &w, &i) == 2 && (w == 1 || w == 2 || w == 4 || w == 8) &&
-        i >= 1 && i <= 8 && i != 7) {
-      s.tile = 1;
-      s.warps = static_cast<uint8_t>(w);
-      s.items = static_cast<uint8_t>(i);
+    int w = 0, i = 0, sl = 0;
+    auto ok = [&] { return (w == 1 || w == 2 || w == 4 || w == 8) && i >= 1 && i <= 8 && i != 7; };
+    if (std::strcmp(v, "warp") == 0) {
+      s.kernel = 0;
       return s;
     }
-    return std::nullopt;
+    if (std::sscanf(v, "tile:%d:%d", &w, &i) == 2 && ok()) {
+      s.kernel = 1;
+    } else if (int g = 0, n = std::sscanf(v, "row:%d:%d:%d:%d", &w, &i, &sl, &g);
+               n >= 3 && ok() && sl >= 0 && sl <= 64) {
+      s.kernel = 2;
+      s.slots = static_cast<uint8_t>(sl);
+      s.full_grid = n == 4 && g == 1;
+    } else {
+      return std::nullopt;
+    }
+    s.warps = static_cast<uint8_t>(w);
+    s.items = static_cast<uint8_t>(i);
+    return s;
   }();
   return kOverride ? &*kOverride : nullptr;
 }
@@ -144,26 +154,49 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream, const RopeSpec* 
         a.q.Describe()));
 
   // Tile kernel: work items per token (rotation chunks + pass-through chunks, every head).
-  const int64_t chunks = (a.interleave ? rotary_dim : rotary_dim / 2) / vec +
-                         (head_dim - rotary_dim) / vec;
+  const int64_t chunks =
+      (a.interleave ? rotary_dim : rotary_dim / 2) / vec + (head_dim - rotary_dim) / vec;
   const int64_t per_token = (a.q.shape[1] + a.k.shape[1]) * chunks;
   const int64_t angle_ld = (rotary_dim / 2 + 3) / 4 * 4;
+  const int64_t heads = a.q.shape[1] + a.k.shape[1];
   RopeSpec spec;
+  spec.kernel = 2;
+  spec.warps = 4;
+  spec.items = 4;
   if (const RopeSpec* f = force ? force : KernelOverride()) {
-    spec.tile = f->tile;
+    spec.kernel = f->kernel;
     spec.warps = f->warps;
     spec.items = f->items;
+    spec.slots = f->slots;
+    spec.full_grid = f->full_grid;
+    spec.minb = f->minb;
   }
-  // Default: the warp kernel. The tile kernel measured slower on the H200 for the NeoX 32/8-head
-  // D 128 shape (2.62 vs 2.68 TB/s, docs/perf/layer_ops.md, 2026-11-30); kept behind the knob.
-  int64_t tile_tokens = 0;
-  if (spec.tile) tile_tokens = TileTokens(spec.warps, spec.items, per_token, angle_ld);
-  if (tile_tokens < 1) {
-    spec.tile = 0;
+  const bool full_grid = spec.full_grid != 0;
+  // Default: the row kernel. Slots (threads splitting a token's heads): the fewest (most heads,
+  // so most angle reuse, per thread) that still give about 2^18 threads, i.e. a full H200
+  // (132 SMs x 2048); small batches split heads as far as a block allows, so a single token is
+  // one short loop per thread.
+  int64_t tile_tokens = 0, slots = 0;
+  if (spec.kernel == 2) {
+    const int64_t threads = int64_t{32} * spec.warps, max_slots = std::min(heads, threads / chunks);
+    if (max_slots < 1) {
+      spec.kernel = 0;  // a head row wider than a block: the warp kernel
+    } else if (spec.slots > 0) {
+      slots = std::min<int64_t>(spec.slots, max_slots);
+    } else {
+      slots = 1;
+      while (slots * 2 <= max_slots && nnz * chunks * slots < (int64_t{1} << 18)) slots *= 2;
+    }
+  }
+  spec.slots = 0;  // launch parameters, not part of the variant
+  spec.full_grid = 0;
+  if (spec.kernel == 1) tile_tokens = TileTokens(spec.warps, spec.items, per_token, angle_ld);
+  if (spec.kernel == 1 && tile_tokens < 1) spec.kernel = 0;
+  if (spec.kernel == 0) {
     spec.warps = 4;
-    spec.items = 4;
+    spec.items = 4;  // unused by the warp kernel: one cache entry
+    spec.minb = 1;
   }
-  if (!spec.tile) spec.items = 4;  // unused by the warp kernel: one cache entry
   spec.dtype = a.q.dtype;
   spec.pos_dtype = pos_dtype;
   spec.mode = a.mode;
@@ -203,9 +236,16 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream, const RopeSpec* 
   }
   p.tile_tokens = static_cast<int32_t>(tile_tokens);
   p.angle_ld = static_cast<int32_t>(angle_ld);
+  p.row_chunks = static_cast<int32_t>(chunks);
+  p.head_slots = static_cast<int32_t>(slots);
   runtime::LaunchConfig cfg;
   cfg.block_x = 32u * spec.warps;
-  if (spec.tile) {
+  if (spec.kernel == 2) {
+    const int64_t tokens_per_block = cfg.block_x / (chunks * slots);
+    const int64_t blocks = (nnz + tokens_per_block - 1) / tokens_per_block;
+    cfg.grid_x = full_grid ? static_cast<uint32_t>(std::min<int64_t>(blocks, 0x7fffffff))
+                           : ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x), blocks);
+  } else if (spec.kernel == 1) {
     cfg.grid_x = static_cast<uint32_t>((nnz + tile_tokens - 1) / tile_tokens);
     cfg.dynamic_smem = static_cast<uint32_t>(tile_tokens * (8 * angle_ld + 8));
   } else {

@@ -19,10 +19,15 @@ struct RopeSpec {
   DType pos_dtype = DType::kI32;
   RopeMode mode = RopeMode::kPosIds;
   uint8_t interleave = 0;
-  uint8_t vec = 8;    // elements per access
-  uint8_t warps = 4;  // warps per block (warp kernel: tokens per block)
-  uint8_t tile = 0;   // tile kernel (shared angles per token, items per thread)
-  uint8_t items = 4;  // tile kernel: work items per thread
+  uint8_t vec = 8;        // elements per access
+  uint8_t warps = 4;      // warps per block (warp kernel: tokens per block)
+  uint8_t kernel = 2;     // 0 warp kernel, 1 tile kernel, 2 row kernel (templates/rope/rope.cuh)
+  uint8_t items = 4;      // tile kernel: work items per thread; row kernel: heads in flight
+  uint8_t minb = 1;       // launch bounds: blocks per SM the registers must allow
+  uint8_t slots = 0;      // row kernel launch parameter (not part of the variant): threads that
+                          // split a token's heads; 0 = the chooser's pick
+  uint8_t full_grid = 0;  // row kernel launch parameter: one block per token group (1) or a
+                          // grid of resident blocks walking over the tokens (0)
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -43,8 +48,7 @@ struct RopeArgs {
 };
 
 // Checks every argument (InvalidArgument before any launch), then launches. `force` (benchmarks)
-// replaces the chosen kernel's tile / warps / items; dtype, mode, vec come from the arguments.
-Status RunRope(Engine& engine, const RopeArgs& args, void* stream,
-               const RopeSpec* force = nullptr);
+// replaces the chosen kernel / warps / items / slots; dtype, mode, vec come from the arguments.
+Status RunRope(Engine& engine, const RopeArgs& args, void* stream, const RopeSpec* force = nullptr);
 
 }  // namespace flashjit::ops
