@@ -49,22 +49,28 @@ def header(f="", i=""):
     return struct.Struct("<iiQQ" + f + "x" * (8 * (8 - len(f))) + i)
 
 
-# flashjit_packed_tensor with n dims: data, device_type, device_id, ndim, dtype (code, bits,
-# lanes), shape[6] (n written), strides[6] (n written).
-_PACK = [struct.Struct("<QiiiBBH" + "q" * n + "x" * (8 * (_MAX_DIMS - n)) + "q" * n).pack_into
-         for n in range(_MAX_DIMS + 1)]
+# flashjit_packed_tensor with n dims: data, device_type, device_id, ndim, dtype as one
+# little-endian word (code | bits << 8 | lanes << 16), shape[6] (n written), strides[6] (n
+# written). Fewer arguments make pack_into cheaper.
+_PACK = tuple(struct.Struct("<QiiiI" + "q" * n + "x" * (8 * (_MAX_DIMS - n)) + "q" * n).pack_into
+              for n in range(_MAX_DIMS + 1))
 _PACK_REF = struct.Struct("<Qiii").pack_into  # data, device_type, device_id, ndim
 
 
 class _Buffers(threading.local):
+    """This thread's argument block: a bytearray (struct.pack_into writes a memoryview of it,
+    the cheapest target) and a ctypes array over the same bytes (passed to C as a pointer)."""
+
     def __init__(self):
-        self.buf = ctypes.create_string_buffer(_BYTES)
-        self.addr = ctypes.addressof(self.buf)
+        data = bytearray(_BYTES)
+        self.block = (memoryview(data), (ctypes.c_char * _BYTES).from_buffer(data))
 
 
 _tls = _Buffers()
-_fn = _lib.lib.flashjit_call_packed
-_fn.argtypes = [ctypes.c_void_p]
+# No argtypes: a ctypes array argument is passed as a pointer to its first byte, without the
+# per-call argument conversion that argtypes costs (about half of a one-argument call).
+_fn = ctypes.CDLL(_lib.library_path).flashjit_call_packed
+_fn.argtypes = None
 _fn.restype = ctypes.c_int
 _raise = _lib.raise_error
 
@@ -84,7 +90,7 @@ def _init():
     torch = _tensor.torch_module()
     if torch is not None:
         _Tensor = torch.Tensor
-        _DTYPES = _tensor._DTYPES
+        _DTYPES = dtype_words(_tensor._DTYPES)
         _raw_stream = _tensor._raw_stream
     else:
         _Tensor = _NoTorch
@@ -100,8 +106,13 @@ def _new_tensor_type(t):
     return False
 
 
+def dtype_words(dtypes):
+    """{dtype: (code, bits)} -> {dtype: the packed dtype word}."""
+    return {k: code | bits << 8 | 1 << 16 for k, (code, bits) in dtypes.items()}
+
+
 def _unknown_dtype(t):
-    return (255, t.element_size() * 8)  # refused by the library with its message
+    return 255 | (t.element_size() * 8) << 8 | 1 << 16  # refused by the library, with why
 
 
 def call(op, hdr, handle, tensors, *scalars):
@@ -110,36 +121,47 @@ def call(op, hdr, handle, tensors, *scalars):
     The stream is PyTorch's current stream of the first CUDA tensor's device (NULL otherwise)."""
     if not _ready:
         _init()
-    buf = _tls.buf
+    buf, block = _tls.block
     off = _HEADER
     dev = -1
     keep = None
-    for t in tensors:
-        if t is None:
-            _PACK_REF(buf, off, 0, 0, 0, _ABSENT)
-        elif t.__class__ in _tensor_types or _new_tensor_type(t):
-            shape = t.shape
-            n = len(shape)
-            if n > _MAX_DIMS:
-                raise ValueError(f"flashjit: tensor has {n} dims, at most {_MAX_DIMS} are "
-                                 "supported")
-            d = t.get_device()
-            cb = _DTYPES.get(t.dtype) or _unknown_dtype(t)
-            if d >= 0:
-                _PACK[n](buf, off, t.data_ptr(), _KDL_CUDA, d, n, cb[0], cb[1], 1, *shape,
-                         *t.stride())
-                if dev < 0:
-                    dev = d
+    try:
+        for t in tensors:
+            if t is None:
+                _PACK_REF(buf, off, 0, 0, 0, _ABSENT)
+            elif t.__class__ is _Tensor or t.__class__ in _tensor_types or _new_tensor_type(t):
+                shape = t.shape
+                d = t.get_device()
+                if d >= 0:
+                    _PACK[len(shape)](buf, off, t.data_ptr(), _KDL_CUDA, d, len(shape),
+                                      _DTYPES[t.dtype], *shape, *t.stride())
+                    if dev < 0:
+                        dev = d
+                else:
+                    _PACK[len(shape)](buf, off, t.data_ptr(), _KDL_CPU, 0, len(shape),
+                                      _DTYPES[t.dtype], *shape, *t.stride())
             else:
-                _PACK[n](buf, off, t.data_ptr(), _KDL_CPU, 0, n, cb[0], cb[1], 1, *shape,
-                         *t.stride())
-        else:
-            ptr, capsule = _tensor.export_dlpack(t)
-            if keep is None:
-                keep = []
-            keep.append(capsule)  # the producer frees the tensor when the capsule dies
-            _PACK_REF(buf, off, ptr, 0, 0, _DLTENSOR)
-        off += _TENSOR
+                ptr, capsule = _tensor.export_dlpack(t)
+                if keep is None:
+                    keep = []
+                keep.append(capsule)  # the producer frees the tensor when the capsule dies
+                _PACK_REF(buf, off, ptr, 0, 0, _DLTENSOR)
+            off += _TENSOR
+    except (IndexError, KeyError):
+        # Too many dims, or a dtype flashjit does not map: say which, or let the library refuse
+        # the dtype (code 255) with its message naming the argument.
+        unmapped = False
+        for t in tensors:
+            if t is not None and (t.__class__ is _Tensor or t.__class__ in _tensor_types):
+                if len(t.shape) > _MAX_DIMS:
+                    raise ValueError(f"flashjit: tensor has {len(t.shape)} dims, at most "
+                                     f"{_MAX_DIMS} are supported") from None
+                if t.dtype not in _DTYPES:
+                    _DTYPES[t.dtype] = _unknown_dtype(t)
+                    unmapped = True
+        if not unmapped:
+            raise
+        return call(op, hdr, handle, tensors, *scalars)
     if handle is None:
         e = engine._default
         handle = e._handle if e is not None else None
@@ -147,7 +169,8 @@ def call(op, hdr, handle, tensors, *scalars):
             handle = engine.get_default_engine().handle  # creates it, or raises if closed
     hdr.pack_into(buf, 0, op, len(tensors), handle,
                   _raw_stream(dev) if dev >= 0 and _raw_stream is not None else 0, *scalars)
-    rc = _fn(_tls.addr)
+    rc = _fn(block)
     if rc:
         _raise(rc)
     return keep
+

@@ -92,11 +92,11 @@ _single_workspace = {}  # (device index, Hq, D) -> (uint8 tensor, address, bytes
 def _single_decode_workspace(q, num_qo_heads, head_dim):
     get_device = getattr(q, "get_device", None)
     index = get_device() if get_device is not None else -1
-    torch = torch_module()
-    if index < 0 or torch is None:
-        return None, 0
     hit = _single_workspace.get((index, num_qo_heads, head_dim))
     if hit is None:
+        torch = torch_module()
+        if index < 0 or torch is None:
+            return None, 0
         need = _c.flashjit_single_decode_workspace_bytes(num_qo_heads, head_dim)
         ws = torch.empty(max(need, 1), dtype=torch.uint8, device=q.device)
         hit = _single_workspace[(index, num_qo_heads, head_dim)] = (ws, ws.data_ptr(), need)

@@ -84,6 +84,8 @@ def _prepare(probs, indices, generator, seed, offset, out, check_nan, name):
 
 def _param(x, dtype_name):
     """(scalar, tensor) for a scalar-or-tensor parameter (the tensor converted to dtype)."""
+    if x.__class__ is int or x.__class__ is float:
+        return x, None
     if _is_tensor(x):
         dtype = getattr(torch_module(), dtype_name)
         if x.dtype != dtype:

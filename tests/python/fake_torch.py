@@ -69,7 +69,8 @@ def use_fake_torch(monkeypatch=None, streams=None):
 
     values = {
         "_ready": True, "_Tensor": FakeTorchTensor, "_tensor_types": {FakeTorchTensor},
-        "_DTYPES": {k: v for k, v in _DTYPES.items() if v}, "_raw_stream": raw_stream,
+        "_DTYPES": _call.dtype_words({k: v for k, v in _DTYPES.items() if v}),
+        "_raw_stream": raw_stream,
     }
     for name, value in values.items():
         if monkeypatch is not None:
