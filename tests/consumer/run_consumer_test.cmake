@@ -1,7 +1,14 @@
 # ctest -R install_consumer: installs the build tree into a temporary prefix, builds
 # tests/consumer against it with find_package(flashjit), runs both programs, then checks the
 # pkg-config file by compiling consumer.c with it.
-# Inputs: BUILD_DIR, SOURCE_DIR, WORK_DIR, C_COMPILER.
+# Inputs: BUILD_DIR, SOURCE_DIR, WORK_DIR, C_COMPILER, LIBDIR and INCLUDEDIR (the build's
+# CMAKE_INSTALL_LIBDIR / _INCLUDEDIR, relative), PKG_CONFIG (empty: pkg-config check skipped).
+if(NOT LIBDIR)
+  set(LIBDIR lib)
+endif()
+if(NOT INCLUDEDIR)
+  set(INCLUDEDIR include)
+endif()
 file(REMOVE_RECURSE ${WORK_DIR})
 set(prefix ${WORK_DIR}/prefix)
 function(run)
@@ -12,10 +19,10 @@ function(run)
   endif()
 endfunction()
 run(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
-foreach(f include/flashjit/flashjit.h include/flashjit/engine.h bin/flashjit
-          share/flashjit/schema.sql lib/cmake/flashjit/flashjitConfig.cmake
-          lib/cmake/flashjit/flashjitConfigVersion.cmake lib/pkgconfig/flashjit.pc
-          lib/python/flashjit/__init__.py)
+foreach(f ${INCLUDEDIR}/flashjit/flashjit.h ${INCLUDEDIR}/flashjit/engine.h bin/flashjit
+          share/flashjit/schema.sql ${LIBDIR}/cmake/flashjit/flashjitConfig.cmake
+          ${LIBDIR}/cmake/flashjit/flashjitConfigVersion.cmake ${LIBDIR}/pkgconfig/flashjit.pc
+          ${LIBDIR}/python/flashjit/__init__.py)
   if(NOT EXISTS ${prefix}/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()
@@ -26,9 +33,28 @@ run(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 run(${WORK_DIR}/build/consumer_c)
 run(${WORK_DIR}/build/consumer_cxx)
 run(${prefix}/bin/flashjit spec-ops)
-find_program(PKG_CONFIG pkg-config)
 if(PKG_CONFIG)
-  set(ENV{PKG_CONFIG_PATH} ${prefix}/lib/pkgconfig)
+  # A moved tree: the .pc file finds its prefix from its own directory.
+  set(moved ${WORK_DIR}/moved)
+  file(RENAME ${prefix} ${moved})
+  set(ENV{PKG_CONFIG_PATH} ${moved}/${LIBDIR}/pkgconfig)
+  foreach(var libdir includedir)
+    execute_process(COMMAND ${PKG_CONFIG} --variable=${var} flashjit OUTPUT_VARIABLE got
+                    RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
+    if(var STREQUAL "libdir")
+      set(want ${moved}/${LIBDIR})
+    else()
+      set(want ${moved}/${INCLUDEDIR})
+    endif()
+    if(NOT rc EQUAL 0 OR NOT IS_DIRECTORY "${got}")
+      message(FATAL_ERROR "pkg-config --variable=${var} flashjit: '${got}' (want ${want})")
+    endif()
+    file(REAL_PATH "${got}" got)
+    file(REAL_PATH "${want}" want)
+    if(NOT got STREQUAL want)
+      message(FATAL_ERROR "pkg-config --variable=${var} flashjit is ${got}, want ${want}")
+    endif()
+  endforeach()
   execute_process(COMMAND ${PKG_CONFIG} --cflags --libs flashjit OUTPUT_VARIABLE flags
                   RESULT_VARIABLE rc OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(NOT rc EQUAL 0)
@@ -36,8 +62,9 @@ if(PKG_CONFIG)
   endif()
   separate_arguments(flags UNIX_COMMAND "${flags}")
   run(${C_COMPILER} -std=c99 ${SOURCE_DIR}/tests/consumer/consumer.c ${flags}
-      -Wl,-rpath,${prefix}/lib -o ${WORK_DIR}/consumer_pkgconfig)
+      -Wl,-rpath,${moved}/${LIBDIR} -o ${WORK_DIR}/consumer_pkgconfig)
   run(${WORK_DIR}/consumer_pkgconfig)
+  message(STATUS "pkg-config: consumer.c built and ran from the moved tree")
 else()
   message(STATUS "pkg-config not found: skipped the pkg-config check")
 endif()
