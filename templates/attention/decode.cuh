@@ -61,7 +61,9 @@ __device__ void decode_attention(const DecodeParams& p) {
   using T = typename V::DTypeQ;
   using TKV = typename V::DTypeKV;
   constexpr int kD = V::kHeadDim, kStages = V::kStages, kTile = kDecodeTileKV;
-  constexpr bool kConvert = sizeof(TKV) == 1;
+  // fp8 with RoPE: each warp converts its keys and values into 16-bit rows in shared memory
+  // (the rotation needs them); other fp8 variants convert in registers (DecodeWarp::kFp8Regs).
+  constexpr bool kConvert = sizeof(TKV) == 1 && V::kRope;
   static_assert(kStages >= 2, "the pipeline needs at least two stages");
   using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
 
@@ -81,23 +83,31 @@ __device__ void decode_attention(const DecodeParams& p) {
                                ? DecodePipelineBytes(kD, sizeof(TKV), kStages)
                                : DecodeEpilogueBytes(kD);
   T* q_smem = reinterpret_cast<T*>(smem + kRegionA);
-  T* convert = q_smem + kDecodeQTile * kD;  // fp8 only: (4 warps, K/V, 16, D)
+  T* convert = q_smem + kDecodeQTile * kD;  // kConvert only: (4 warps, K/V, 16, D)
   auto k_stage = [&](int s) { return smem + s * 2 * Loader::kTileBytes; };
   auto v_stage = [&](int s) { return smem + (s * 2 + 1) * Loader::kTileBytes; };
 
-  // Prologue: the first kStages - 1 tiles in flight, then the query.
+  // A split request's merge item, read now so that the tail does not wait for it.
+  DecodeMergeItem merge_item = {};
+  if (w.merge >= 0 && p.merge_counters) merge_item = p.merge_items[w.merge];
+
+  // Prologue: the page ids of the first kStages - 1 tiles (all loads in flight together), their
+  // copies, the page ids of the next tile, then the query.
   Loader loader;
   loader.Init(p, w, kv_head);
   const int n_tiles = (w.kv_end - w.kv_start + kTile - 1) / kTile;
-  loader.PrefetchPages(w.kv_start);
+  {
+    int32_t pages[kStages - 1][Loader::kRows];
 #pragma unroll
-  for (int s = 0; s < kStages - 1; ++s) {
-    if (s < n_tiles) {
-      loader.IssueTile(w.kv_start + s * kTile, k_stage(s), v_stage(s));
-      if (s + 1 < n_tiles) loader.PrefetchPages(w.kv_start + (s + 1) * kTile);
+    for (int s = 0; s < kStages - 1; ++s)
+      if (s < n_tiles) loader.LoadPages(w.kv_start + s * kTile, pages[s]);
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+      if (s < n_tiles) loader.IssueTile(w.kv_start + s * kTile, pages[s], k_stage(s), v_stage(s));
+      CpAsyncCommit();
     }
-    CpAsyncCommit();
   }
+  if (kStages - 1 < n_tiles) loader.PrefetchPages(w.kv_start + (kStages - 1) * kTile);
   LoadQuery<V>(p, w, qh0, rows, qpos, q_smem);
   __syncthreads();
 
@@ -127,21 +137,23 @@ __device__ void decode_attention(const DecodeParams& p) {
     if (key0 >= w.kv_end || key0 + 16 <= key_lo) continue;  // nothing of this warp's 16 keys
     const char* k_src = k_stage(t % kStages) + warp * 16 * kD * sizeof(TKV);
     const char* v_src = v_stage(t % kStages) + warp * 16 * kD * sizeof(TKV);
-    T* k_rows;
-    const T* v_rows;
+    const void* k_rows;
+    const void* v_rows;
     if constexpr (kConvert) {
-      k_rows = convert + warp * 2 * 16 * kD;
-      T* v_conv = k_rows + 16 * kD;
-      ConvertRows<T, TKV, kD>(k_src, k_rows);
+      T* k_conv = convert + warp * 2 * 16 * kD;
+      T* v_conv = k_conv + 16 * kD;
+      ConvertRows<T, TKV, kD>(k_src, k_conv);
       ConvertRows<T, TKV, kD>(v_src, v_conv);
+      k_rows = k_conv;
       v_rows = v_conv;
     } else {
-      k_rows = const_cast<T*>(reinterpret_cast<const T*>(k_src));
-      v_rows = reinterpret_cast<const T*>(v_src);
+      k_rows = k_src;
+      v_rows = v_src;
     }
     if constexpr (V::kRope) {
       __syncwarp();
-      RopeRows<T, kD>(k_rows, key0, p.rope_rcp_scale, p.rope_log2_theta);
+      RopeRows<T, kD>(const_cast<T*>(static_cast<const T*>(k_rows)), key0, p.rope_rcp_scale,
+                      p.rope_log2_theta);
     }
     if constexpr (kConvert || V::kRope) __syncwarp();
     state.Step(p, k_rows, v_rows, key0, key_lo, w.kv_end, qpos);
@@ -149,7 +161,7 @@ __device__ void decode_attention(const DecodeParams& p) {
   CpAsyncWait<0>();
   __syncthreads();
   state.ReduceRowSums();
-  DecodeEpilogue<V>(p, w, state, qh0, rows, reinterpret_cast<float*>(smem),
+  DecodeEpilogue<V>(p, w, merge_item, state, qh0, rows, reinterpret_cast<float*>(smem),
                     reinterpret_cast<float*>(q_smem));
 }
 

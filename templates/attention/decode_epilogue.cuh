@@ -11,13 +11,14 @@ namespace flashjit::attention {
 
 // Plans with a split request: the CTA that writes the last partial of (request, this CTA's
 // query heads) merges them. Counters return to 0 for the next launch (graph replays).
+// `item` is p.merge_items[w.merge].
 template <class V>
-FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w, int qh0, int rows) {
+FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w,
+                                const DecodeMergeItem& item, int qh0, int rows) {
   using T = typename V::DTypeQ;
   __shared__ int is_last;
   __threadfence();  // this CTA's partials are visible before the count says so
   __syncthreads();
-  const DecodeMergeItem item = p.merge_items[w.merge];
   int32_t* counter = p.merge_counters + w.merge * gridDim.y + blockIdx.y;
   if (threadIdx.x == 0) {
     is_last = atomicAdd(counter, 1) == item.num_partials - 1;
@@ -37,10 +38,11 @@ FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w, 
 
 // REQUIRES: every warp has finished with the pipeline's shared memory (a barrier before).
 // o_smem holds (4 warps, 16, D + 8) floats; stats holds (4 * 16 * 2 + 4 * 16 + 16) floats.
+// merge_item: p.merge_items[w.merge] when the item is split and merged in place.
 template <class V>
 FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem& w,
-                                    const DecodeWarp<V>& st, int qh0, int rows, float* o_smem,
-                                    float* stats) {
+                                    const DecodeMergeItem& merge_item, const DecodeWarp<V>& st,
+                                    int qh0, int rows, float* o_smem, float* stats) {
   using T = typename V::DTypeQ;
   constexpr int kD = V::kHeadDim, kStride = kD + 8, kWarps = kDecodeThreads / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
@@ -49,9 +51,16 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
   float* ow = o_smem + warp * kDecodeQTile * kStride;
 #pragma unroll
   for (int j = 0; j < kD / 8; ++j) {
-    const int col = j * 8 + 2 * t;
-    *reinterpret_cast<float2*>(ow + g * kStride + col) = make_float2(st.o[j][0], st.o[j][1]);
-    *reinterpret_cast<float2*>(ow + (g + 8) * kStride + col) = make_float2(st.o[j][2], st.o[j][3]);
+    if constexpr (DecodeWarp<V>::kFp8Regs) {  // permuted columns (see decode_warp.cuh)
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+        ow[(g + (c / 2) * 8) * kStride + DecodeWarp<V>::Fp8OutColumn(j, c)] = st.o[j][c];
+    } else {
+      const int col = j * 8 + 2 * t;
+      *reinterpret_cast<float2*>(ow + g * kStride + col) = make_float2(st.o[j][0], st.o[j][1]);
+      *reinterpret_cast<float2*>(ow + (g + 8) * kStride + col) =
+          make_float2(st.o[j][2], st.o[j][3]);
+    }
   }
   float* ml = stats;                                  // (4, 16, 2)
   float* factor = stats + kWarps * kDecodeQTile * 2;  // (4, 16)
@@ -113,7 +122,7 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
       if (c4 == 0) p.partial_lse[slot] = lse2;
     }
   }
-  if (w.partial >= 0 && p.merge_counters) FusedMerge<V>(p, w, qh0, rows);
+  if (w.partial >= 0 && p.merge_counters) FusedMerge<V>(p, w, merge_item, qh0, rows);
 }
 
 }  // namespace flashjit::attention

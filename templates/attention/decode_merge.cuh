@@ -11,28 +11,79 @@
 
 namespace flashjit::attention {
 
+// Reads N floats past L1 (other SMs wrote them), 16 bytes at a time where N allows.
+template <int N>
+FLASHJIT_DEVICE void LoadPartialRow(const float* src, float (&x)[N]) {
+  if constexpr (N % 4 == 0) {
+#pragma unroll
+    for (int j = 0; j < N; j += 4) {
+      const float4 v = __ldcg(reinterpret_cast<const float4*>(src + j));
+      x[j] = v.x;
+      x[j + 1] = v.y;
+      x[j + 2] = v.z;
+      x[j + 3] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (int j = 0; j < N; j += 2) {
+      const float2 v = __ldcg(reinterpret_cast<const float2*>(src + j));
+      x[j] = v.x;
+      x[j + 1] = v.y;
+    }
+  }
+}
+
 // One warp merges slots first .. first + n - 1 of query head qh into out_row (D elements) and
-// *lse (when lse is not null). Partials are read past L1 (other SMs wrote them).
+// *lse (when lse is not null). The lanes read 32 partials' LSE at once; the outputs are read
+// kBatch partials at a time with every load in flight together (the merge is latency-bound:
+// it is the tail of a split request).
 template <class V>
 FLASHJIT_DEVICE void MergeHeadWarp(const float* partial_o, const float* partial_lse, int first,
                                    int n, int num_qo_heads, int qh, typename V::DTypeQ* out_row,
                                    float* lse, const float* sinks) {
   using T = typename V::DTypeQ;
-  constexpr int kD = V::kHeadDim, kPerLane = kD / 32;
+  constexpr int kD = V::kHeadDim, kPerLane = kD / 32, kBatch = kPerLane <= 4 ? 16 : 8;
   const int lane = threadIdx.x % 32;
+  auto slot = [&](int i) { return static_cast<int64_t>(first + i) * num_qo_heads + qh; };
+  float lse_lane = NegInf();  // LSE of partial `lane` (first block of 32)
   float m = NegInf();
-  for (int i = 0; i < n; ++i)
-    m = fmaxf(m, __ldcg(partial_lse + static_cast<int64_t>(first + i) * num_qo_heads + qh));
-  float acc[kPerLane] = {};
-  float total = 0.f;
-  for (int i = 0; i < n; ++i) {
-    const int64_t slot = static_cast<int64_t>(first + i) * num_qo_heads + qh;
-    const float e = ScoreWeight(__ldcg(partial_lse + slot), m, 1.f);
-    total += e;
-    const float* src = partial_o + slot * kD + lane * kPerLane;
-#pragma unroll
-    for (int j = 0; j < kPerLane; ++j) acc[j] += e * __ldcg(src + j);
+  for (int i0 = 0; i0 < n; i0 += 32) {
+    const float x = i0 + lane < n ? __ldcg(partial_lse + slot(i0 + lane)) : NegInf();
+    if (i0 == 0) lse_lane = x;
+    m = fmaxf(m, x);
   }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  float acc[kPerLane] = {};
+  float total = 0.f;  // this lane's share of the sum of weights
+  for (int i0 = 0; i0 < n; i0 += 32) {
+    const int count = min(32, n - i0);
+    const float x =
+        i0 == 0 ? lse_lane : (lane < count ? __ldcg(partial_lse + slot(i0 + lane)) : NegInf());
+    const float e_lane = ScoreWeight(x, m, 1.f);  // 0 for an empty partial or past n
+    total += e_lane;
+    for (int j0 = 0; j0 < count; j0 += kBatch) {
+      float v[kBatch][kPerLane];
+      float e[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        e[b] = __shfl_sync(0xffffffffu, e_lane, (j0 + b) % 32);
+        if (j0 + b < count) {
+          LoadPartialRow<kPerLane>(partial_o + slot(i0 + j0 + b) * kD + lane * kPerLane, v[b]);
+        } else {
+          e[b] = 0.f;
+#pragma unroll
+          for (int j = 0; j < kPerLane; ++j) v[b][j] = 0.f;
+        }
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b)
+#pragma unroll
+        for (int j = 0; j < kPerLane; ++j) acc[j] += e[b] * v[b][j];
+    }
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) total += __shfl_xor_sync(0xffffffffu, total, o);
   float lse2 = StateLse(m, total, 1.f);
   float scale = total > 0.f ? 1.f / total : 0.f;
   if (sinks) scale *= AddSink(lse2, sinks[qh]);

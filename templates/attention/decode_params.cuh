@@ -119,17 +119,17 @@ namespace flashjit::attention {
 // Dynamic shared memory of the decode kernel (host and device agree through this function):
 //   [pipeline: stages x (K tile, V tile)  |  or, after the loop, 4 warps x 16 x (D + 8) fp32]
 //   [Q: 16 x D 16-bit, later the per-warp softmax statistics]
-//   [fp8 KV only: per-warp 16-bit copies of 16 keys and 16 values]
+//   [fp8 KV with RoPE only: per-warp 16-bit copies of 16 keys and 16 values]
 FLASHJIT_HD constexpr int DecodePipelineBytes(int head_dim, int kv_bytes, int stages) {
   return stages * 2 * kDecodeTileKV * head_dim * kv_bytes;
 }
 FLASHJIT_HD constexpr int DecodeEpilogueBytes(int head_dim) {
   return (kDecodeThreads / 32) * kDecodeQTile * (head_dim + 8) * 4;
 }
-FLASHJIT_HD constexpr int DecodeSmemBytes(int head_dim, int kv_bytes, int stages) {
+FLASHJIT_HD constexpr int DecodeSmemBytes(int head_dim, int kv_bytes, int stages, bool rope) {
   const int a = DecodePipelineBytes(head_dim, kv_bytes, stages);
   const int b = DecodeEpilogueBytes(head_dim);
-  const int convert = kv_bytes == 1 ? (kDecodeThreads / 32) * 2 * 16 * head_dim * 2 : 0;
+  const int convert = kv_bytes == 1 && rope ? (kDecodeThreads / 32) * 2 * 16 * head_dim * 2 : 0;
   return (a > b ? a : b) + kDecodeQTile * head_dim * 2 + convert;
 }
 

@@ -6,49 +6,167 @@
 // four warps' states at the end.
 #pragma once
 
+#include "attention/kv_prep.cuh"
 #include "attention/logits_hooks.cuh"
 #include "attention/mma_sm80.cuh"
 #include "attention/paged_kv.cuh"
 
 namespace flashjit::attention {
 
+// fp8 caches (without in-kernel RoPE) are read straight from the fp8 tile into B fragments
+// (kFp8Regs), with two index permutations that make every thread's bytes contiguous:
+//   Q.K: thread t = lane % 4 holds k indices 2t, 2t+1, 2t+8, 2t+9 of each 16-wide step kk; they
+//        are taken from head-dim columns t * D/4 + kk * 4 + {0, 1, 2, 3} of both Q and K (a
+//        permutation of the summed index, so S is unchanged). One 16-byte load gives 4 steps.
+//   P.V: n8 tile j of the output, column n, is head-dim column n * D/8 + j; thread g = lane / 4
+//        reads D/8 contiguous bytes of each of its four keys (2t, 2t+1, 2t+8, 2t+9) and byte
+//        permutes pair keys. The epilogue writes O back in head-dim order (Fp8OutColumn).
 template <class V>
 struct DecodeWarp {
   using T = typename V::DTypeQ;  // tensor-core input type
+  using TKV = typename V::DTypeKV;
   static constexpr int kD = V::kHeadDim;
   static constexpr int kChunks = kD / 8;  // 16-byte chunks per 16-bit row
+  static constexpr bool kFp8Regs = sizeof(TKV) == 1 && !V::kRope;
+  static constexpr int kFp8Chunks = kD / 16;  // 16-byte chunks per fp8 row
 
   uint32_t q_frag[kD / 16][4];  // A fragments of Q          (16, D)
   float o[kD / 8][4];           // C fragments of O          (16, D)
   float m[2], l[2];             // rows lane/4, lane/4 + 8
   float slope[2];               // ALiBi slope of those rows
 
+  // kFp8Regs: head-dim column of accumulator o[j][c] (c = 0..3) of this thread.
+  static FLASHJIT_DEVICE int Fp8OutColumn(int j, int c) {
+    return (2 * (threadIdx.x % 4) + (c & 1)) * (kD / 8) + j;
+  }
+
   FLASHJIT_DEVICE void Init(const T* q_smem) {
     const int lane = threadIdx.x % 32;
+    if constexpr (kFp8Regs) {
+      const int g = lane / 4, t = lane % 4;
+      auto pair = [&](int row, int col) {  // two 16-bit values at (row, col), col even
+        return *reinterpret_cast<const uint32_t*>(
+            q_smem + SwizzledChunk<kChunks>(row, col / 8) * 8 + col % 8);
+      };
 #pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk)
-      LdMatrixX4(q_frag[kk], q_smem + SwizzledChunk<kChunks>(lane % 16, kk * 2 + lane / 16) * 8);
+      for (int kk = 0; kk < kD / 16; ++kk) {
+        const int col = t * (kD / 4) + kk * 4;
+        q_frag[kk][0] = pair(g, col);
+        q_frag[kk][1] = pair(g + 8, col);
+        q_frag[kk][2] = pair(g, col + 2);
+        q_frag[kk][3] = pair(g + 8, col + 2);
+      }
+    } else {
+#pragma unroll
+      for (int kk = 0; kk < kD / 16; ++kk)
+        LdMatrixX4(q_frag[kk], q_smem + SwizzledChunk<kChunks>(lane % 16, kk * 2 + lane / 16) * 8);
+    }
 #pragma unroll
     for (int j = 0; j < kD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
     m[0] = m[1] = NegInf();
     l[0] = l[1] = 0.f;
   }
 
-  // Processes keys key0 .. key0 + 15 held as swizzled 16-bit rows in k_rows / v_rows
-  // (16, D) each. Keys outside [key_lo, key_end) are masked.
-  FLASHJIT_DEVICE void Step(const DecodeParams& p, const T* k_rows, const T* v_rows, int key0,
+  // S = Q K^T for the 16 keys in k_src                        (16, 16) as two n8 tiles
+  FLASHJIT_DEVICE void Scores(const void* k_src, float (&s)[2][4]) const {
+    const int lane = threadIdx.x % 32;
+    if constexpr (kFp8Regs) {
+      constexpr int kPerThread = kD / 64;  // 16-byte chunks of a key row per thread
+      const char* rows = static_cast<const char*>(k_src);
+      const int g = lane / 4, t = lane % 4;
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+        for (int i = 0; i < kPerThread; ++i) {
+          const uint4 c = *reinterpret_cast<const uint4*>(
+              rows + SwizzledChunk<kFp8Chunks>(nt * 8 + g, t * kPerThread + i) * 16);
+          const uint32_t w[4] = {c.x, c.y, c.z, c.w};
+#pragma unroll
+          for (int j = 0; j < 4; ++j) {
+            const uint32_t b0 = Fp8Unscale<T, TKV>(Fp8Pair<T, TKV, 0, 1>(w[j], w[j]));
+            const uint32_t b1 = Fp8Unscale<T, TKV>(Fp8Pair<T, TKV, 2, 3>(w[j], w[j]));
+            MmaM16N8K16<T>(s[nt], q_frag[i * 4 + j], b0, b1);
+          }
+        }
+      }
+    } else {
+      const T* k_rows = static_cast<const T*>(k_src);
+#pragma unroll
+      for (int kk = 0; kk < kD / 16; ++kk) {
+        uint32_t b[4];
+        const int row = (lane / 16) * 8 + lane % 8;
+        LdMatrixX4(b, k_rows + SwizzledChunk<kChunks>(row, kk * 2 + (lane / 8) % 2) * 8);
+        MmaM16N8K16<T>(s[0], q_frag[kk], b[0], b[1]);
+        MmaM16N8K16<T>(s[1], q_frag[kk], b[2], b[3]);
+      }
+    }
+  }
+
+  // kFp8Regs: n8 tiles 4w + kByte of P.V from word w of the four key rows.
+  template <int kByte>
+  FLASHJIT_DEVICE void Fp8PvTile(const uint32_t (&p_frag)[4], int tile, uint32_t k0, uint32_t k1,
+                                 uint32_t k8, uint32_t k9) {
+    const uint32_t b0 = Fp8Unscale<T, TKV>(Fp8Pair<T, TKV, kByte, 4 + kByte>(k0, k1));
+    const uint32_t b1 = Fp8Unscale<T, TKV>(Fp8Pair<T, TKV, kByte, 4 + kByte>(k8, k9));
+    MmaM16N8K16<T>(o[tile], p_frag, b0, b1);
+  }
+
+  // O += P V for the 16 values in v_src                      (16, 16) x (16, D)
+  FLASHJIT_DEVICE void AccumulatePv(const uint32_t (&p_frag)[4], const void* v_src) {
+    const int lane = threadIdx.x % 32;
+    if constexpr (kFp8Regs) {
+      constexpr int kBytes = kD / 8, kWords = kBytes / 4;  // of each key row, per thread
+      const char* rows = static_cast<const char*>(v_src);
+      const int g = lane / 4, t = lane % 4;
+      uint32_t w[4][kWords];  // keys 2t, 2t + 1, 2t + 8, 2t + 9
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int key = 2 * t + (r & 1) + (r >> 1) * 8;
+        if constexpr (kBytes >= 16) {
+#pragma unroll
+          for (int c = 0; c < kBytes / 16; ++c) {
+            const uint4 x = *reinterpret_cast<const uint4*>(
+                rows + SwizzledChunk<kFp8Chunks>(key, g * (kBytes / 16) + c) * 16);
+            w[r][c * 4 + 0] = x.x;
+            w[r][c * 4 + 1] = x.y;
+            w[r][c * 4 + 2] = x.z;
+            w[r][c * 4 + 3] = x.w;
+          }
+        } else {
+          const uint2 x = *reinterpret_cast<const uint2*>(
+              rows + SwizzledChunk<kFp8Chunks>(key, g / 2) * 16 + (g % 2) * 8);
+          w[r][0] = x.x;
+          w[r][1] = x.y;
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < kWords; ++i) {
+        Fp8PvTile<0>(p_frag, i * 4 + 0, w[0][i], w[1][i], w[2][i], w[3][i]);
+        Fp8PvTile<1>(p_frag, i * 4 + 1, w[0][i], w[1][i], w[2][i], w[3][i]);
+        Fp8PvTile<2>(p_frag, i * 4 + 2, w[0][i], w[1][i], w[2][i], w[3][i]);
+        Fp8PvTile<3>(p_frag, i * 4 + 3, w[0][i], w[1][i], w[2][i], w[3][i]);
+      }
+    } else {
+      const T* v_rows = static_cast<const T*>(v_src);
+#pragma unroll
+      for (int nn = 0; nn < kD / 16; ++nn) {
+        uint32_t b[4];
+        const int row = ((lane / 8) % 2) * 8 + lane % 8;
+        LdMatrixX4Trans(b, v_rows + SwizzledChunk<kChunks>(row, nn * 2 + lane / 16) * 8);
+        MmaM16N8K16<T>(o[2 * nn], p_frag, b[0], b[1]);
+        MmaM16N8K16<T>(o[2 * nn + 1], p_frag, b[2], b[3]);
+      }
+    }
+  }
+
+  // Processes keys key0 .. key0 + 15: k_src / v_src are the warp's 16 rows of the tile, as
+  // swizzled 16-bit rows (16, D), or (kFp8Regs) the fp8 rows as loaded. Keys outside
+  // [key_lo, key_end) are masked.
+  FLASHJIT_DEVICE void Step(const DecodeParams& p, const void* k_src, const void* v_src, int key0,
                             int key_lo, int key_end, int qpos) {
     const int lane = threadIdx.x % 32;
-    // S = Q K^T                                             (16, 16) as two n8 tiles
     float s[2][4] = {};
-#pragma unroll
-    for (int kk = 0; kk < kD / 16; ++kk) {
-      uint32_t b[4];
-      const int row = (lane / 16) * 8 + lane % 8;
-      LdMatrixX4(b, k_rows + SwizzledChunk<kChunks>(row, kk * 2 + (lane / 8) % 2) * 8);
-      MmaM16N8K16<T>(s[0], q_frag[kk], b[0], b[1]);
-      MmaM16N8K16<T>(s[1], q_frag[kk], b[2], b[3]);
-    }
+    Scores(k_src, s);
     // Scores, masking, and the running maximum of each row.
     float row_max[2] = {NegInf(), NegInf()};
 #pragma unroll
@@ -89,17 +207,9 @@ struct DecodeWarp {
       o[j][2] *= alpha[1];
       o[j][3] *= alpha[1];
     }
-    // O += P V                                              (16, 16) x (16, D)
-    uint32_t p_frag[4] = {PackPair<T>(s[0][0], s[0][1]), PackPair<T>(s[0][2], s[0][3]),
-                          PackPair<T>(s[1][0], s[1][1]), PackPair<T>(s[1][2], s[1][3])};
-#pragma unroll
-    for (int nn = 0; nn < kD / 16; ++nn) {
-      uint32_t b[4];
-      const int row = ((lane / 8) % 2) * 8 + lane % 8;
-      LdMatrixX4Trans(b, v_rows + SwizzledChunk<kChunks>(row, nn * 2 + lane / 16) * 8);
-      MmaM16N8K16<T>(o[2 * nn], p_frag, b[0], b[1]);
-      MmaM16N8K16<T>(o[2 * nn + 1], p_frag, b[2], b[3]);
-    }
+    const uint32_t p_frag[4] = {PackPair<T>(s[0][0], s[0][1]), PackPair<T>(s[0][2], s[0][3]),
+                                PackPair<T>(s[1][0], s[1][1]), PackPair<T>(s[1][2], s[1][3])};
+    AccumulatePv(p_frag, v_src);
   }
 
   // Completes the row sums over the four lanes that share each row.

@@ -52,19 +52,28 @@ struct PagedTileLoader {
     kv_end = w.kv_end;
   }
 
-  // Reads the page ids of the tile that starts at key `tile_start` (issue before IssueTile).
-  FLASHJIT_DEVICE void PrefetchPages(int tile_start) {
+  // Reads the page ids of this thread's rows of the tile that starts at key `tile_start`.
+  FLASHJIT_DEVICE void LoadPages(int tile_start, int32_t (&pages)[kRows]) const {
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
       const int tok = tile_start + row0 + i * kRowsPerPass;
-      next_page[i] = 0;
-      if (page_ids && tok < kv_end) next_page[i] = __ldg(page_ids + FastDiv(tok, page_size));
+      pages[i] = 0;
+      if (page_ids && tok < kv_end) pages[i] = __ldg(page_ids + FastDiv(tok, page_size));
     }
   }
+
+  // Reads the page ids of the tile that starts at key `tile_start` (issue before IssueTile).
+  FLASHJIT_DEVICE void PrefetchPages(int tile_start) { LoadPages(tile_start, next_page); }
 
   // Starts the copy of the tile at `tile_start` (whose pages were prefetched) into k_tile and
   // v_tile (shared, kTileBytes each). Commits nothing.
   FLASHJIT_DEVICE void IssueTile(int tile_start, char* k_tile, char* v_tile) const {
+    IssueTile(tile_start, next_page, k_tile, v_tile);
+  }
+
+  // As above, with the tile's page ids given (from LoadPages).
+  FLASHJIT_DEVICE void IssueTile(int tile_start, const int32_t (&pages)[kRows], char* k_tile,
+                                 char* v_tile) const {
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
       const int row = row0 + i * kRowsPerPass;
@@ -73,8 +82,7 @@ struct PagedTileLoader {
       const int in_page = page_ids ? tok - static_cast<int>(FastDiv(tok, page_size)) *
                                                static_cast<int>(page_size.divisor)
                                    : tok;
-      const int64_t off =
-          valid ? next_page[i] * page_stride_bytes + in_page * token_stride_bytes : 0;
+      const int64_t off = valid ? pages[i] * page_stride_bytes + in_page * token_stride_bytes : 0;
       const int dst = SwizzledChunk<kChunks>(row, chunk) * 16;
       CpAsync16(k_tile + dst, k_base + off, valid);
       CpAsync16(v_tile + dst, v_base + off, valid);

@@ -16,6 +16,7 @@ struct BatchCase {
   KVLayout layout = KVLayout::kNHD;
   std::vector<int> lens;
   bool sinks = false, with_lse = true, combined = true, huge_negative = false;
+  float q_std = 1.f, kv_std = 1.f;  // standard deviations of the random q and K/V values
   DecodeOptions options;
 };
 
@@ -45,8 +46,8 @@ PagedCache BuildCache(const BatchCase& c, std::mt19937& rng) {
   pc.page_ids.resize(pc.indptr[b]);
   const int64_t page_elems = int64_t(ps) * hkv * d, n = pc.num_pages * page_elems;
   // Values in NHD order; the device copy is permuted for HND and interleaved for `combined`.
-  std::vector<float> k = RandomNormal(n, rng, c.huge_negative ? 0.2f : 1.f),
-                     v = RandomNormal(n, rng);
+  std::vector<float> k = RandomNormal(n, rng, c.huge_negative ? 0.2f : c.kv_std),
+                     v = RandomNormal(n, rng, c.kv_std);
   if (c.huge_negative)
     for (int64_t i = 0; i < n / d; ++i) k[i * d] = -512.f;
   auto index = [&](int64_t page, int t, int h, int i) -> int64_t {  // device element offset
@@ -138,17 +139,17 @@ std::string Describe(const BatchCase& c) {
   for (int l : c.lens) mx = std::max(mx, l);
   return fmt::format(
       "batch {}/{} Hq {} Hkv {} D {} page {} {} B {} max_len {} combined {} cap {} alibi {} rope "
-      "{} window {} sinks {} huge {}",
+      "{} window {} sinks {} huge {} q_std {} kv_std {}",
       DTypeName(c.q_dtype), DTypeName(c.kv_dtype), c.num_qo_heads, c.num_kv_heads, c.head_dim,
       c.page_size, c.layout == KVLayout::kNHD ? "NHD" : "HND", c.lens.size(), mx, c.combined,
       c.options.logits_soft_cap, c.options.alibi, c.options.rope, c.options.window_left, c.sinks,
-      c.huge_negative);
+      c.huge_negative, c.q_std, c.kv_std);
 }
 
 void RunBatch(BatchCase c, std::mt19937& rng) {
   const int hq = c.num_qo_heads, d = c.head_dim, b = static_cast<int>(c.lens.size());
   PagedCache pc = BuildCache(c, rng);
-  std::vector<float> q = RandomNormal(int64_t(b) * hq * d, rng);
+  std::vector<float> q = RandomNormal(int64_t(b) * hq * d, rng, c.q_std);
   if (c.huge_negative) {
     for (int64_t i = 0; i < int64_t(b) * hq; ++i) q[i * d] = 1024.f;
     c.options.sm_scale = 1.f;
@@ -240,6 +241,61 @@ TEST_CASE("batch decode: mixed lengths, page sizes, GQA ratios, layouts", "[gpu]
   BatchCase empty;  // every request empty
   empty.lens = {0, 0, 0};
   RunBatch(empty, rng);
+}
+
+// fp8 caches are converted in registers (bytes permuted, a bit-exact bf16 construction for
+// bf16 q) unless RoPE runs in the kernel; every head dim and dtype pair, codes that are mostly
+// subnormal (with q scaled up so that the keys still shape the softmax), and RoPE's
+// shared-memory path.
+TEST_CASE("batch decode: fp8 KV, every head dim and dtype pair, subnormal codes", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  struct Fp8Case {
+    int d;
+    DType q, kv;
+  };
+  for (const Fp8Case& f :
+       {Fp8Case{64, DType::kBF16, DType::kF8E5M2}, Fp8Case{64, DType::kF16, DType::kF8E4M3},
+        Fp8Case{128, DType::kBF16, DType::kF8E4M3}, Fp8Case{128, DType::kBF16, DType::kF8E5M2},
+        Fp8Case{128, DType::kF16, DType::kF8E4M3}, Fp8Case{128, DType::kF16, DType::kF8E5M2},
+        Fp8Case{256, DType::kBF16, DType::kF8E4M3}, Fp8Case{256, DType::kF16, DType::kF8E5M2}}) {
+    BatchCase c;
+    c.head_dim = f.d;
+    c.q_dtype = f.q;
+    c.kv_dtype = f.kv;
+    c.num_qo_heads = 10;
+    c.num_kv_heads = 2;
+    c.lens = MixedLengths(10, 3000, 16, rng);
+    c.options.k_scale = 1.25f;
+    c.options.v_scale = 0.625f;
+    RunBatch(c, rng);
+  }
+  for (DType kv : {DType::kF8E4M3, DType::kF8E5M2}) {
+    // Below 2^-6 (e4m3) and 2^-14 (e5m2) fp8 codes are subnormal.
+    BatchCase c;
+    c.kv_dtype = kv;
+    c.kv_std = kv == DType::kF8E4M3 ? 4e-3f : 3e-5f;
+    c.q_std = 1.f / c.kv_std;
+    c.lens = MixedLengths(8, 2000, 16, rng);
+    RunBatch(c, rng);
+  }
+  {
+    BatchCase c;  // RoPE: converted to 16 bits in shared memory, then rotated
+    c.kv_dtype = DType::kF8E4M3;
+    c.options.rope = true;
+    c.lens = MixedLengths(8, 2000, 16, rng);
+    RunBatch(c, rng);
+  }
+  {
+    BatchCase c;  // knobs on the register path
+    c.q_dtype = DType::kF16;
+    c.kv_dtype = DType::kF8E5M2;
+    c.options.logits_soft_cap = 5.f;
+    c.options.sm_scale = 0.5f;
+    c.options.window_left = 300;
+    c.sinks = true;
+    c.lens = MixedLengths(8, 2000, 16, rng);
+    RunBatch(c, rng);
+  }
 }
 
 TEST_CASE("batch decode: dtypes, head dims, knobs", "[gpu][decode]") {

@@ -35,8 +35,8 @@ const spec::OpFamily* DecodeFamily() {
             "use e4m3 / e5m2",
             kv, q));
       const int kv_bytes = kv.size() == 4 && kv[0] == 'e' ? 1 : 2;
-      const int smem =
-          attention::DecodeSmemBytes(s["head_dim"].get<int>(), kv_bytes, s["stages"].get<int>());
+      const int smem = attention::DecodeSmemBytes(s["head_dim"].get<int>(), kv_bytes,
+                                                  s["stages"].get<int>(), s["rope"].get<bool>());
       if (smem > 227 * 1024)
         return Status::InvalidArgument(
             fmt::format("stages: {} stages need {} bytes of shared memory; at most 232448 fit",
@@ -92,11 +92,13 @@ int DecodeStages(int head_dim, int kv_bytes) {
 }
 
 int DecodeSmemBytes(const DecodeSpec& s) {
-  return attention::DecodeSmemBytes(s.head_dim, DTypeBytes(s.kv_dtype), s.stages);
+  return attention::DecodeSmemBytes(s.head_dim, DTypeBytes(s.kv_dtype), s.stages, s.rope != 0);
 }
 
 int DecodeCtasPerSm(int head_dim, int kv_bytes) {
-  const int smem = attention::DecodeSmemBytes(head_dim, kv_bytes, DecodeStages(head_dim, kv_bytes));
+  // Without RoPE (fp8 with RoPE needs more shared memory; the plan then overestimates slots).
+  const int smem =
+      attention::DecodeSmemBytes(head_dim, kv_bytes, DecodeStages(head_dim, kv_bytes), false);
   int by_smem = (228 * 1024) / (smem + 1024);
   const int by_regs = head_dim == 64 ? 3 : head_dim == 128 ? 3 : 1;  // 164 registers at D 128
   by_smem = by_smem < 1 ? 1 : by_smem;
