@@ -62,7 +62,9 @@ skip torch || {
 } 2>&1 | tee "$out/torch.log"
 {
   section pytest
-  (cd tests/python && timeout 120 python3 -m pytest -q -x 2>&1 | tail -25)
+  # test_packed_call / test_signed_bundles / test_library compile their dry-run kernels with
+  # NVRTC here (tens of seconds): hence the longer limit.
+  (cd tests/python && timeout 300 python3 -m pytest -q -x --durations=8 2>&1 | tail -40)
   section "llama decode step"
   timeout 60 python3 python/examples/llama_decode_step.py
   section "python overhead"

@@ -16,9 +16,15 @@ from fake_torch import t, use_fake_torch
 from flashjit import _call
 
 
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory):
+    """One kernel cache for the module: each variant is compiled once (NVRTC, no GPU)."""
+    return str(tmp_path_factory.mktemp("packed-cache"))
+
+
 @pytest.fixture
-def engine(tmp_path):
-    e = flashjit.Engine(dry_run=True, arch="sm_90a", cache_dir=str(tmp_path / "cache"),
+def engine(cache_dir):
+    e = flashjit.Engine(dry_run=True, arch="sm_90a", cache_dir=cache_dir,
                         read_environment=False)
     previous = flashjit.engine._default
     flashjit.set_default_engine(e)
