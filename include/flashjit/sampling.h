@@ -43,11 +43,20 @@ struct FLASHJIT_API SamplingRng {
   const void* offset_device = nullptr;  // uint64 on the input's device, overrides offset
 };
 
+// Overrides of how a launch is split, for tests and benchmarks; the defaults let the library
+// choose. Results do not depend on them (the same seed/offset may draw a different token under
+// another split, from the same distribution).
+struct FLASHJIT_API SamplingTuning {
+  int cluster = 0;           // blocks per row: 1, 2, 4 or 8 (> 1 needs sm_90+); 0: chosen
+  int64_t cache_bytes = -1;  // shared memory per block caching its slice, 0..163840; -1: chosen
+};
+
 struct FLASHJIT_API SamplingOptions {
   TensorView indices;  // optional: data == nullptr means none
   TensorView valid;    // optional output
   SamplingRng rng;
   void* stream = nullptr;
+  SamplingTuning tuning;
 };
 
 // How top-k and top-p combine (FlashInfer's filter_apply_order).

@@ -2,6 +2,7 @@
 // Every function is called by all threads of the block; every thread gets the result.
 #pragma once
 
+#include "common/cluster_sm90.cuh"
 #include "common/reduce.cuh"
 
 namespace flashjit::sampling {
@@ -82,6 +83,58 @@ FLASHJIT_DEVICE T BlockInclusiveScan(T x, BlockScratch& s, T* total) {
     const T before = warp > 0 ? __shfl_sync(0xffffffffu, w, warp - 1) : T(0);
     *total = __shfl_sync(0xffffffffu, w, kWarps - 1);
     return x + before;
+  }
+}
+
+// Values one block publishes to the other blocks of its cluster.
+struct ClusterSlots {
+  double v[4];
+};
+
+// Every warp of every block of the cluster gets, in lane j < kCluster, the value x[i] of the
+// block of rank j (0 in the other lanes). x must be the same in every thread of a block.
+// kCluster == 1: lane 0 holds x, no synchronisation.
+template <int kCluster, int N>
+FLASHJIT_DEVICE void ClusterGather(const double (&x)[N], double (&lanes)[N], ClusterSlots& cs) {
+  static_assert(N <= 4 && kCluster <= 32, "ClusterGather: at most 4 values, 32 blocks");
+  const int lane = threadIdx.x % 32;
+  if constexpr (kCluster == 1) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) lanes[i] = lane == 0 ? x[i] : 0.0;
+  } else {
+    if (threadIdx.x == 0)
+#pragma unroll
+      for (int i = 0; i < N; ++i) cs.v[i] = x[i];
+    ClusterSync();
+#pragma unroll
+    for (int i = 0; i < N; ++i)
+      lanes[i] = lane < kCluster
+                     ? LdSharedClusterF64(MapaSharedCluster(&cs.v[i], static_cast<uint32_t>(lane)))
+                     : 0.0;
+    ClusterSync();  // every block has read the slots before any block writes them again
+  }
+}
+
+// x[i] becomes the sum (bit i of max_mask clear) or the max (set) of x[i] over the cluster's
+// blocks. A butterfly over one warp: the same bits in every thread of every block.
+template <int kCluster, int N>
+FLASHJIT_DEVICE void ClusterAllReduce(double (&x)[N], uint32_t max_mask, ClusterSlots& cs) {
+  if constexpr (kCluster > 1) {
+    double lanes[N];
+    ClusterGather<kCluster, N>(x, lanes, cs);
+    const int lane = threadIdx.x % 32;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const bool is_max = (max_mask >> i) & 1u;
+      double y =
+          lane < kCluster ? lanes[i] : (is_max ? -__longlong_as_double(0x7ff0000000000000LL) : 0.0);
+#pragma unroll
+      for (int o = 16; o > 0; o >>= 1) {
+        const double z = __shfl_xor_sync(0xffffffffu, y, o);
+        y = is_max ? (z > y ? z : y) : y + z;
+      }
+      x[i] = y;
+    }
   }
 }
 

@@ -14,9 +14,10 @@ struct PickScratch {
 
 // Returns the picked element, or -1 when the kept mass the scan sees is <= target (only when
 // the kept mass is 0, or by rounding; the caller then retries with target 0).
+// Elements [begin, end) of the row; REQUIRES: (end - begin) % kVec == 0.
 template <class V, class Src>
-FLASHJIT_DEVICE long long PickIndex(const Src& src, int64_t n, uint32_t floor_key, float target,
-                                    BlockScratch& s, PickScratch& ps) {
+FLASHJIT_DEVICE long long PickIndex(const Src& src, int64_t begin, int64_t n, uint32_t floor_key,
+                                    float target, BlockScratch& s, PickScratch& ps) {
   constexpr int kThreads = V::kThreads, kVec = V::kVec, kUnroll = 4;
   constexpr int64_t kStep = static_cast<int64_t>(kThreads) * kVec;
   constexpr int64_t kTile = kStep * kUnroll;
@@ -31,8 +32,8 @@ FLASHJIT_DEVICE long long PickIndex(const Src& src, int64_t n, uint32_t floor_ke
       if (e < n) r[u] = src.Load(e);
     }
   };
-  load_tile(0);
-  for (int64_t tile = 0; tile < n; tile += kTile) {
+  load_tile(begin);
+  for (int64_t tile = begin; tile < n; tile += kTile) {
     float w[kUnroll][kVec];
     bool bad = false;
     float local = 0.f;
@@ -89,6 +90,12 @@ FLASHJIT_DEVICE long long PickIndex(const Src& src, int64_t n, uint32_t floor_ke
     running += tile_total;
   }
   return -1;
+}
+
+template <class V, class Src>
+FLASHJIT_DEVICE long long PickIndex(const Src& src, int64_t n, uint32_t floor_key, float target,
+                                    BlockScratch& s, PickScratch& ps) {
+  return PickIndex<V>(src, 0, n, floor_key, target, s, ps);
 }
 
 }  // namespace flashjit::sampling

@@ -14,6 +14,11 @@
 //
 // A pass ends the search early when the selected bin is kept whole (its elements are all >= T),
 // e.g. a single element: peaked rows usually stop after one pass.
+//
+// Clusters (V::kCluster > 1 blocks per row, each over its slice): after each pass, block r sums
+// its share of the bins over every block's histogram (distributed shared memory) and writes the
+// sums back into every block, so all blocks see the same merged histogram, take the same
+// decisions and run the same number of cluster barriers.
 #pragma once
 
 #include "sampling/block.cuh"
@@ -68,9 +73,11 @@ FLASHJIT_DEVICE void KeysOf(const Src& src, const typename Src::Raw& r, uint32_t
 // kByMass: the mass mode with target fraction `p` of the mass of keys >= `floor_key`;
 // otherwise the count mode with `k`. kWithMass: also accumulate masses (weights only).
 template <class V, bool kByMass, bool kWithMass, class Src>
-FLASHJIT_DEVICE SelectResult RadixSelect(const Src& src, int64_t n, uint32_t k, float p,
-                                         uint32_t floor_key, RadixHistogram& h, BlockScratch& s) {
-  constexpr int kThreads = V::kThreads;
+FLASHJIT_DEVICE SelectResult RadixSelect(const SliceView<V, Src>& src, uint32_t k, float p,
+                                         uint32_t floor_key, RadixHistogram& h, BlockScratch& s,
+                                         ClusterSlots& cs) {
+  constexpr int kThreads = V::kThreads, kCluster = V::kCluster;
+  static_assert(kCluster == 1 || kThreads >= 256, "cluster variants need >= 256 threads");
   const int shifts[3] = {21, 10, 0};
   const int widths[3] = {11, 11, 10};
   SelectResult res;
@@ -88,7 +95,7 @@ FLASHJIT_DEVICE SelectResult RadixSelect(const Src& src, int64_t n, uint32_t k, 
       if constexpr (kWithMass) h.sig_hi[b] = h.sig_lo[b] = 0;
     }
     __syncthreads();
-    ForEachVec<V>(src, n, [&](int64_t, const typename Src::Raw& r) {
+    ForEachVec(src, [&](int64_t, const typename Src::Raw& r) {
       uint32_t keys[V::kVec];
       KeysOf<V>(src, r, keys, bad);
 #pragma unroll
@@ -110,6 +117,32 @@ FLASHJIT_DEVICE SelectResult RadixSelect(const Src& src, int64_t n, uint32_t k, 
     // Each thread owns `per` consecutive bins counted from the top (position q = bins-1-bin).
     const int per = bins / kThreads > 0 ? bins / kThreads : 1;
     const int q0 = threadIdx.x * per;
+    if constexpr (kCluster > 1) {
+      ClusterSync();  // every block's histogram is complete
+      const int part = bins / kCluster;
+      const int first = static_cast<int>(ClusterCtaRank()) * part;
+      for (int b = first + threadIdx.x; b < first + part; b += kThreads) {
+        uint32_t c = 0, hi = 0, lo = 0;
+#pragma unroll 2
+        for (int r = 0; r < kCluster; ++r) {
+          c += LdSharedClusterU32(MapaSharedCluster(&h.count[b], r));
+          if constexpr (kWithMass) {
+            hi += LdSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r));
+            lo += LdSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r));
+          }
+        }
+#pragma unroll 2
+        for (int r = 0; r < kCluster; ++r) {
+          StSharedClusterU32(MapaSharedCluster(&h.count[b], r), c);
+          if constexpr (kWithMass) {
+            StSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r), hi);
+            StSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r), lo);
+          }
+        }
+      }
+      ClusterSync();  // every block holds the merged histogram
+    }
+
     uint32_t my_count = 0;
     double my_mass = 0;
     for (int i = 0; i < per && q0 + i < bins; ++i) {
@@ -166,7 +199,9 @@ FLASHJIT_DEVICE SelectResult RadixSelect(const Src& src, int64_t n, uint32_t k, 
     res.mass = above_mass + m_bin;
     if (whole) break;
   }
-  res.bad = BlockReduce<kThreads>(static_cast<int>(bad), s, OpMax()) != 0;
+  double flags[1] = {static_cast<double>(BlockReduce<kThreads>(static_cast<int>(bad), s, OpMax()))};
+  ClusterAllReduce<kCluster>(flags, 1u, cs);
+  res.bad = flags[0] != 0;
   return res;
 }
 

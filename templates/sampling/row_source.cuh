@@ -83,8 +83,43 @@ struct LogitKeyRow {
   }
 };
 
-// Calls f(e, raw) for every vector of the row this thread owns (e = first element), with four
-// loads in flight. REQUIRES: n % kVec == 0.
+// One block's part [begin, end) of a row, read through `Src`. The first pass over it
+// (ForEachVec) keeps its first `cache_vecs` vectors in shared memory; later passes read them
+// there. Vector slot i of the slice is always handled by thread i % kThreads (ForEachVec and
+// PickIndex walk the slice in the same order), so a thread only reads back what it stashed.
+template <class V, class Src>
+struct SliceView {
+  using Raw = typename Src::Raw;
+  Src src;
+  int64_t begin, end;
+  Raw* cache;          // dynamic shared memory, cache_vecs vectors
+  int64_t cache_vecs;  // 0: no cache
+  bool* filling;       // true until the first pass over the slice has ended
+
+  template <class Src2>
+  FLASHJIT_DEVICE SliceView<V, Src2> With(const Src2& other) const {
+    return {other, begin, end, reinterpret_cast<typename Src2::Raw*>(cache), cache_vecs, filling};
+  }
+  FLASHJIT_DEVICE int64_t Slot(int64_t e) const { return (e - begin) / V::kVec; }
+  FLASHJIT_DEVICE Raw Load(int64_t e) const {
+    const int64_t i = Slot(e);
+    if (!*filling && i < cache_vecs) return cache[i];
+    return src.Load(e);
+  }
+  FLASHJIT_DEVICE void Stash(int64_t e, const Raw& r) const {
+    const int64_t i = Slot(e);
+    if (*filling && i < cache_vecs) cache[i] = r;
+  }
+  FLASHJIT_DEVICE void Weights(const Raw& r, float (&w)[V::kVec], bool& bad) const {
+    src.Weights(r, w, bad);
+  }
+  FLASHJIT_DEVICE void Keys(const Raw& r, uint32_t (&k)[V::kVec], bool& bad) const {
+    src.Keys(r, k, bad);
+  }
+};
+
+// Calls f(e, raw) for every vector of a whole row this thread owns (e = first element), with
+// four loads in flight. REQUIRES: n % kVec == 0.
 template <class V, class Src, class F>
 FLASHJIT_DEVICE void ForEachVec(const Src& src, int64_t n, F&& f) {
   constexpr int64_t kStep = static_cast<int64_t>(V::kThreads) * V::kVec;
@@ -97,6 +132,32 @@ FLASHJIT_DEVICE void ForEachVec(const Src& src, int64_t n, F&& f) {
     for (int u = 0; u < 4; ++u) f(e + u * kStep, r[u]);
   }
   for (; e < n; e += kStep) f(e, src.Load(e));
+}
+
+// Calls f(e, raw) for every vector of the slice this thread owns (e = first element), with
+// four loads in flight; the first call over a slice fills its cache.
+// REQUIRES: (end - begin) % kVec == 0.
+template <class V, class Src, class F>
+FLASHJIT_DEVICE void ForEachVec(const SliceView<V, Src>& src, F&& f) {
+  constexpr int64_t kStep = static_cast<int64_t>(V::kThreads) * V::kVec;
+  const int64_t end = src.end;
+  int64_t e = src.begin + threadIdx.x * V::kVec;
+  for (; e + 3 * kStep < end; e += 4 * kStep) {
+    typename Src::Raw r[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) r[u] = src.Load(e + u * kStep);
+#pragma unroll
+    for (int u = 0; u < 4; ++u) {
+      src.Stash(e + u * kStep, r[u]);
+      f(e + u * kStep, r[u]);
+    }
+  }
+  for (; e < end; e += kStep) {
+    const typename Src::Raw r = src.Load(e);
+    src.Stash(e, r);
+    f(e, r);
+  }
+  *src.filling = false;
 }
 
 }  // namespace flashjit::sampling

@@ -18,16 +18,17 @@ enum OutputKind : int { kSample = 0, kProbs = 1, kMaskLogits = 2 };
 
 struct RowStats {
   float max;
-  double total;
+  double total;  // over the whole row (every block of the cluster)
   bool bad;
 };
 
 // One pass: the largest weight, the mass of weights with key >= floor_key, any bad number.
 template <class V, class Src>
-FLASHJIT_DEVICE RowStats StatsPass(const Src& src, int64_t n, uint32_t floor_key, BlockScratch& s) {
+FLASHJIT_DEVICE RowStats StatsPass(const SliceView<V, Src>& src, uint32_t floor_key,
+                                   BlockScratch& s, ClusterSlots& cs) {
   float mx = 0.f, sum = 0.f;
   bool bad = false;
-  ForEachVec<V>(src, n, [&](int64_t, const typename Src::Raw& r) {
+  ForEachVec(src, [&](int64_t, const typename Src::Raw& r) {
     float w[V::kVec];
     src.Weights(r, w, bad);
 #pragma unroll
@@ -37,19 +38,38 @@ FLASHJIT_DEVICE RowStats StatsPass(const Src& src, int64_t n, uint32_t floor_key
     }
   });
   RowStats st;
-  st.max = BlockReduce<V::kThreads>(mx, s, OpMax());
-  st.total = BlockReduce<V::kThreads>(static_cast<double>(sum), s, OpAdd());
-  st.bad = BlockReduce<V::kThreads>(static_cast<int>(bad), s, OpMax()) != 0;
+  double x[3] = {static_cast<double>(BlockReduce<V::kThreads>(mx, s, OpMax())),
+                 BlockReduce<V::kThreads>(static_cast<double>(sum), s, OpAdd()),
+                 static_cast<double>(BlockReduce<V::kThreads>(static_cast<int>(bad), s, OpMax()))};
+  ClusterAllReduce<V::kCluster>(x, 0b101u, cs);
+  st.max = static_cast<float>(x[0]);
+  st.total = x[1];
+  st.bad = x[2] != 0;
   return st;
+}
+
+// The mass of this block's slice with key >= floor_key (no cluster reduction).
+template <class V, class Src>
+FLASHJIT_DEVICE double KeptMass(const SliceView<V, Src>& src, uint32_t floor_key, BlockScratch& s) {
+  float sum = 0.f;
+  ForEachVec(src, [&](int64_t, const typename Src::Raw& r) {
+    float w[V::kVec];
+    bool bad = false;
+    src.Weights(r, w, bad);
+#pragma unroll
+    for (int j = 0; j < V::kVec; ++j)
+      if (KeyOfWeight(w[j]) >= floor_key) sum += w[j];
+  });
+  return BlockReduce<V::kThreads>(static_cast<double>(sum), s, OpAdd());
 }
 
 // Largest logit that is not NaN or +inf (-inf when none), and whether a NaN/+inf was seen.
 template <class V>
-FLASHJIT_DEVICE float LogitMax(const LogitKeyRow<V>& src, int64_t n, bool* bad_out,
-                               BlockScratch& s) {
+FLASHJIT_DEVICE float LogitMax(const SliceView<V, LogitKeyRow<V>>& src, bool* bad_out,
+                               BlockScratch& s, ClusterSlots& cs) {
   float mx = -__int_as_float(0x7f800000);
   bool bad = false;
-  ForEachVec<V>(src, n, [&](int64_t, const typename LogitKeyRow<V>::Raw& r) {
+  ForEachVec(src, [&](int64_t, const typename LogitKeyRow<V>::Raw& r) {
 #pragma unroll
     for (int j = 0; j < V::kVec; ++j) {
       const float x = ToFloat(r.v[j]);
@@ -58,34 +78,38 @@ FLASHJIT_DEVICE float LogitMax(const LogitKeyRow<V>& src, int64_t n, bool* bad_o
       if (ok) mx = fmaxf(mx, x);
     }
   });
-  *bad_out = BlockReduce<V::kThreads>(static_cast<int>(bad), s, OpMax()) != 0;
-  return BlockReduce<V::kThreads>(mx, s, OpMax());
+  double x[2] = {static_cast<double>(BlockReduce<V::kThreads>(mx, s, OpMax())),
+                 static_cast<double>(BlockReduce<V::kThreads>(static_cast<int>(bad), s, OpMax()))};
+  ClusterAllReduce<V::kCluster>(x, 0b11u, cs);
+  *bad_out = x[1] != 0;
+  return static_cast<float>(x[0]);
 }
 
 // The kept set of one row of weights: threshold key and kept mass.
 template <class V, class Src>
-FLASHJIT_DEVICE SelectResult FilterRow(const Src& src, int64_t n, int k, float p, float min_p,
-                                       RadixHistogram& h, BlockScratch& s) {
+FLASHJIT_DEVICE SelectResult FilterRow(const SliceView<V, Src>& src, int k, float p, float min_p,
+                                       RadixHistogram& h, BlockScratch& s, ClusterSlots& cs) {
   constexpr int kFilter = V::kFilter;
   SelectResult sel;
   if constexpr (kFilter == kNone || kFilter == kMinP) {
-    RowStats st = StatsPass<V>(src, n, 0u, s);
+    RowStats st = StatsPass<V>(src, 0u, s, cs);
     sel.bad = st.bad;
     sel.total = sel.mass = st.total;
     if constexpr (kFilter == kMinP) {
       sel.key = KeyOfWeight(st.max * min_p);
       if (sel.key > KeyOfWeight(st.max)) sel.key = KeyOfWeight(st.max);  // rounding, p = 1
-      sel.mass = StatsPass<V>(src, n, sel.key, s).total;
+      const RowStats kept = StatsPass<V>(src, sel.key, s, cs);
+      sel.mass = kept.total;
     }
   } else if constexpr (kFilter == kTopK) {
-    sel = RadixSelect<V, false, true>(src, n, k, 1.f, 0u, h, s);
+    sel = RadixSelect<V, false, true>(src, k, 1.f, 0u, h, s, cs);
   } else if constexpr (kFilter == kTopP) {
-    sel = RadixSelect<V, true, true>(src, n, 0u, p, 0u, h, s);
+    sel = RadixSelect<V, true, true>(src, 0u, p, 0u, h, s, cs);
   } else {
-    SelectResult by_k = RadixSelect<V, false, true>(src, n, k, 1.f, 0u, h, s);
+    SelectResult by_k = RadixSelect<V, false, true>(src, k, 1.f, 0u, h, s, cs);
     // Joint: top-p over the whole row. Top-k first: top-p over what top-k kept.
     SelectResult by_p =
-        RadixSelect<V, true, true>(src, n, 0u, p, kFilter == kJoint ? 0u : by_k.key, h, s);
+        RadixSelect<V, true, true>(src, 0u, p, kFilter == kJoint ? 0u : by_k.key, h, s, cs);
     sel = by_p.key >= by_k.key ? by_p : by_k;
     sel.bad = by_k.bad;
     sel.total = by_k.total;
@@ -96,10 +120,16 @@ FLASHJIT_DEVICE SelectResult FilterRow(const Src& src, int64_t n, int k, float p
 template <class V>
 __device__ void sample_rows(const SamplingParams& p) {
   using T = typename V::DType;
+  using Raw = Vec<T, V::kVec>;
+  constexpr int kCluster = V::kCluster;
   __shared__ RadixHistogram hist;
   __shared__ BlockScratch scratch;
   __shared__ PickScratch pick_scratch;
-  const int64_t row = blockIdx.x, n = p.vocab;
+  __shared__ ClusterSlots slots;
+  extern __shared__ __align__(16) unsigned char sampling_cache[];
+  // kCluster blocks per row (a cluster); block `rank` owns elements [begin, end).
+  const int rank = kCluster > 1 ? static_cast<int>(ClusterCtaRank()) : 0;
+  const int64_t row = blockIdx.x / kCluster, n = p.vocab;
   int64_t in_row = row;
   if (p.indices) {
     in_row = p.index_bytes == 8 ? static_cast<const int64_t*>(p.indices)[row]
@@ -107,6 +137,14 @@ __device__ void sample_rows(const SamplingParams& p) {
   }
   const bool index_ok = in_row >= 0 && in_row < p.rows_in;
   const T* in = static_cast<const T*>(p.input) + (index_ok ? in_row : 0) * p.in_stride;
+  const int64_t chunk = kCluster > 1 ? p.chunk : n;
+  const int64_t begin = rank * chunk < n ? rank * chunk : n;
+  const int64_t end = begin + chunk < n ? begin + chunk : n;
+  bool filling = true;
+  // The slice as the filters see it: empty when the index is out of range.
+  const SliceView<V, LogitKeyRow<V>> keys{
+      LogitKeyRow<V>{in}, begin,   index_ok ? end : begin, reinterpret_cast<Raw*>(sampling_cache),
+      p.cache_vecs,       &filling};
 
   // Per-row knobs, clamped into their domains (device values cannot be checked on the host).
   int k = p.top_k_arr ? p.top_k_arr[row] : p.top_k;
@@ -122,19 +160,18 @@ __device__ void sample_rows(const SamplingParams& p) {
   bool bad = !index_ok;
   float logit_max = 0.f, scale = 0.f;
   if constexpr (V::kKeysAreLogits) {
-    LogitKeyRow<V> keys{in};
-    sel = RadixSelect<V, false, false>(keys, index_ok ? n : 0, k, 1.f, 0u, hist, scratch);
+    sel = RadixSelect<V, false, false>(keys, k, 1.f, 0u, hist, scratch, slots);
     bad |= sel.bad;
   } else if constexpr (V::kInput == 1) {
     bool logit_bad = false;
-    logit_max = LogitMax<V>(LogitKeyRow<V>{in}, index_ok ? n : 0, &logit_bad, scratch);
+    logit_max = LogitMax<V>(keys, &logit_bad, scratch, slots);
     scale = 1.4426950408889634f / temperature;
-    sel = FilterRow<V>(LogitRow<V>{in, logit_max, scale}, index_ok ? n : 0, k, top_p, min_p, hist,
-                       scratch);
+    sel = FilterRow<V>(keys.With(LogitRow<V>{in, logit_max, scale}), k, top_p, min_p, hist, scratch,
+                       slots);
     bad |= logit_bad || sel.bad || !(sel.mass > 0);
   } else {
-    sel = FilterRow<V>(ProbRow<V>{reinterpret_cast<const float*>(in)}, index_ok ? n : 0, k, top_p,
-                       min_p, hist, scratch);
+    sel = FilterRow<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), k, top_p, min_p,
+                       hist, scratch, slots);
     bad |= sel.bad || !(sel.mass > 0);
   }
 
@@ -142,33 +179,63 @@ __device__ void sample_rows(const SamplingParams& p) {
     const uint64_t seed = p.seed_ptr ? *p.seed_ptr : p.seed;
     const uint64_t offset = p.offset_ptr ? *p.offset_ptr : p.offset;
     const float u = UniformDraw(seed, offset, row, 0);
+    // Every block learns each block's kept mass (lane j of every warp: block j's), and all
+    // compute the same owner: the block whose share of the kept mass holds u * mass.
+    // One more pass over the slice (shared memory when cached) gives each block its share.
+    double local_mass = sel.mass;
+    if constexpr (kCluster > 1) {
+      if constexpr (V::kInput == 1)
+        local_mass = KeptMass(keys.With(LogitRow<V>{in, logit_max, scale}), sel.key, scratch);
+      else
+        local_mass =
+            KeptMass(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), sel.key, scratch);
+    }
+    const double mine[1] = {sel.mass > 0 ? local_mass : 0.0};
+    double lanes[1];
+    ClusterGather<kCluster, 1>(mine, lanes, slots);
+    const double m = lanes[0] > 0 ? lanes[0] : 0.0;
+    double incl = m;
+#pragma unroll
+    for (int o = 1; o < 32; o <<= 1) {
+      const double y = __shfl_up_sync(0xffffffffu, incl, o);
+      if (threadIdx.x % 32 >= o) incl += y;
+    }
+    const double total = __shfl_sync(0xffffffffu, incl, 31);
+    const double target = static_cast<double>(u) * total;
+    const unsigned has_mass = __ballot_sync(0xffffffffu, m > 0);
+    const unsigned holds = __ballot_sync(0xffffffffu, m > 0 && target < incl);
+    // Rounding can leave no holder: the last block with mass then draws its first element.
+    const int owner = holds ? __ffs(holds) - 1 : (has_mass ? 31 - __clz(has_mass) : -1);
+    const double before = owner >= 0 ? __shfl_sync(0xffffffffu, incl - m, owner & 31) : 0.0;
     long long token = -1;
-    if (sel.mass > 0) {
-      auto pick = [&](float target) {
+    if (owner == rank) {
+      const float local_target = holds ? static_cast<float>(target - before) : 0.f;
+      auto pick = [&](float t) {
         if constexpr (V::kInput == 1)
-          return PickIndex<V>(LogitRow<V>{in, logit_max, scale}, n, sel.key, target, scratch,
-                              pick_scratch);
-        else
-          return PickIndex<V>(ProbRow<V>{reinterpret_cast<const float*>(in)}, n, sel.key, target,
+          return PickIndex<V>(keys.With(LogitRow<V>{in, logit_max, scale}), begin, end, sel.key, t,
                               scratch, pick_scratch);
+        else
+          return PickIndex<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), begin, end,
+                              sel.key, t, scratch, pick_scratch);
       };
-      token = pick(u * static_cast<float>(sel.mass));
+      token = pick(local_target);
       if (token < 0) token = pick(0.f);  // rounding pushed the target past the end
     }
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0 && (owner == rank || (owner < 0 && rank == 0))) {
       static_cast<int32_t*>(p.out)[row] = token >= 0 ? static_cast<int32_t>(token) : 0;
       if (p.valid) p.valid[row] = !bad && token >= 0;
     }
   } else if constexpr (V::kOutput == kMaskLogits) {
     T* out = static_cast<T*>(p.out) + row * p.out_stride;
-    if (threadIdx.x == 0 && p.valid) p.valid[row] = !bad;
+    if (threadIdx.x == 0 && rank == 0 && p.valid) p.valid[row] = !bad;
     {
-      LogitKeyRow<V> keys{in};
+      const SliceView<V, LogitKeyRow<V>> all = {keys.src,   begin,           end,
+                                                keys.cache, keys.cache_vecs, &filling};
       const float neg_inf = -__int_as_float(0x7f800000);
-      ForEachVec<V>(keys, n, [&](int64_t e, const typename LogitKeyRow<V>::Raw& r) {
+      ForEachVec(all, [&](int64_t e, const Raw& r) {
         uint32_t kk[V::kVec];
         bool b = false;
-        keys.Keys(r, kk, b);
+        all.Keys(r, kk, b);
         Vec<T, V::kVec> o;
 #pragma unroll
         for (int j = 0; j < V::kVec; ++j)
@@ -179,11 +246,13 @@ __device__ void sample_rows(const SamplingParams& p) {
   } else {
     // Renormalised probabilities (softmax when there is no filter), always fp32.
     float* out = static_cast<float*>(p.out) + row * p.out_stride;
-    if (threadIdx.x == 0 && p.valid) p.valid[row] = !bad;
+    if (threadIdx.x == 0 && rank == 0 && p.valid) p.valid[row] = !bad;
     {
       const float inv = sel.mass > 0 ? static_cast<float>(1.0 / sel.mass) : 0.f;
+      const SliceView<V, LogitKeyRow<V>> all = {keys.src,   begin,           end,
+                                                keys.cache, keys.cache_vecs, &filling};
       auto write = [&](const auto& src) {
-        ForEachVec<V>(src, n, [&](int64_t e, const auto& r) {
+        ForEachVec(src, [&](int64_t e, const auto& r) {
           float w[V::kVec];
           bool b = false;
           src.Weights(r, w, b);
@@ -195,9 +264,9 @@ __device__ void sample_rows(const SamplingParams& p) {
         });
       };
       if constexpr (V::kInput == 1)
-        write(LogitRow<V>{in, logit_max, scale});
+        write(all.With(LogitRow<V>{in, logit_max, scale}));
       else
-        write(ProbRow<V>{reinterpret_cast<const float*>(in)});
+        write(all.With(ProbRow<V>{reinterpret_cast<const float*>(in)}));
     }
   }
 }

@@ -5,10 +5,10 @@
 
 namespace flashjit::sampling {
 
-// One block per output row r. The input row is indices[r] when `indices` is set, else r.
-// Per-row arrays (k, p, min_p, temperature) are indexed by the output row and override the
-// scalars when non-null. seed/offset are read from device memory when the pointers are set
-// (CUDA-graph replay with new values).
+// One block (or one cluster of V::kCluster blocks) per output row r. The input row is indices[r]
+// when `indices` is set, else r. Per-row arrays (k, p, min_p, temperature) are indexed by the
+// output row and override the scalars when non-null. seed/offset are read from device memory when
+// the pointers are set (CUDA-graph replay with new values).
 struct SamplingParams {
   const void* input;             // [rows_in, vocab] probs (f32) or logits, row stride in_stride
   const void* indices;           // [batch] int32 or int64 (index_bytes), or null
@@ -32,9 +32,10 @@ struct SamplingParams {
   float min_p;
   float temperature;
   int32_t index_bytes;  // 4 or 8
-  uint32_t pad_;
+  int32_t cache_vecs;   // vectors of its slice each block keeps in dynamic shared memory
+  int64_t chunk;        // elements per block when a cluster of blocks shares a row
 };
-FLASHJIT_CHECK_PARAMS(SamplingParams, 160);
+FLASHJIT_CHECK_PARAMS(SamplingParams, 168);
 
 // Chain speculative sampling: n draft tokens per row, n + 1 target distributions.
 struct SpeculativeParams {

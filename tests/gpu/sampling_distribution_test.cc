@@ -18,10 +18,12 @@ constexpr int64_t kDraws = 1 << 20;
 using Launch = std::function<Status(const TensorView& in, const TensorView& samples,
                                     const SamplingOptions& o)>;
 
-// Draws kDraws samples of row `in_host` with `launch` and checks them against `expected`.
-void CheckDistribution(const std::string& what, DType dtype, const std::vector<float>& in_host,
-                       const std::vector<double>& expected, const Launch& launch, uint64_t seed) {
-  DeviceBuffer din = UploadVector(in_host);
+// Draws kDraws samples of the row in `din` (`dtype`, expected.size() elements) with `launch`,
+// split over `tuning`, and checks them against `expected`.
+void CheckDistribution(const std::string& what, DType dtype, const DeviceBuffer& din,
+                       const std::vector<double>& expected, const Launch& launch, uint64_t seed,
+                       const SamplingTuning& tuning = {}) {
+  const int64_t vocab = static_cast<int64_t>(expected.size());
   DeviceBuffer didx(kDraws * 4), dout(kDraws * 4), dvalid(kDraws);
   didx.Fill(0);
   dout.Fill(0xFF);
@@ -31,18 +33,20 @@ void CheckDistribution(const std::string& what, DType dtype, const std::vector<f
   o.valid = TensorView::Contiguous(dvalid.data(), DType::kU8, {kDraws});
   o.rng.seed = seed;
   o.rng.offset = 7;
-  Status s = launch(TensorView::Contiguous(din.data(), dtype, {1, kVocab}),
+  o.tuning = tuning;
+  Status s = launch(TensorView::Contiguous(din.data(), dtype, {1, vocab}),
                     TensorView::Contiguous(dout.data(), DType::kI32, {kDraws}), o);
-  INFO(what << ": " << s.ToString());
+  INFO(fmt::format("{} (cluster {}, cache {}): {}", what, tuning.cluster, tuning.cache_bytes,
+                   s.ToString()));
   REQUIRE(s.ok());
   Synchronize();
   if (DryRun()) return;
   std::vector<int32_t> got = DownloadVector<int32_t>(dout, kDraws);
   std::vector<uint8_t> valid = DownloadVector<uint8_t>(dvalid, kDraws);
-  std::vector<int64_t> counts(kVocab, 0);
+  std::vector<int64_t> counts(vocab, 0);
   int64_t out_of_range = 0, invalid = 0;
   for (int64_t i = 0; i < kDraws; ++i) {
-    if (got[i] < 0 || got[i] >= kVocab) {
+    if (got[i] < 0 || got[i] >= vocab) {
       ++out_of_range;
       continue;
     }
@@ -60,6 +64,12 @@ void CheckDistribution(const std::string& what, DType dtype, const std::vector<f
   CHECK(invalid == 0);
   CHECK(impossible == 0);
   CHECK(chi2 < ChiSquareBound(dof));
+}
+
+void CheckDistribution(const std::string& what, DType dtype, const std::vector<float>& in_host,
+                       const std::vector<double>& expected, const Launch& launch, uint64_t seed,
+                       const SamplingTuning& tuning = {}) {
+  CheckDistribution(what, dtype, UploadVector(in_host), expected, launch, seed, tuning);
 }
 
 TEST_CASE("sampling ops draw from the exact filtered distribution", "[gpu][sampling]") {
@@ -128,6 +138,111 @@ TEST_CASE("sampling ops draw from the exact filtered distribution", "[gpu][sampl
           return TopKTopPSamplingFromLogits(e, in, out, 20, {}, 0.8f, {}, order, o);
         },
         seed + 500);
+  }
+}
+
+// fp16 / bf16 logits: the reference is the softmax of the rounded logits, in fp64.
+TEST_CASE("sampling from fp16 / bf16 logits draws from the exact distribution", "[gpu][sampling]") {
+  std::mt19937 rng(Seed());
+  Engine& e = TestEngine();
+  const uint64_t seed = rng();
+  std::vector<float> logits = RandomNormal(kVocab, rng, 2.f);
+  logits[17] = logits[90];  // a tie
+  for (DType dtype : {DType::kF16, DType::kBF16}) {
+    std::vector<double> rounded;
+    DeviceBuffer din = Upload16(dtype, logits, &rounded);
+    const std::vector<double> w = ref::Softmax(rounded, 1.0);
+    const std::string name(DTypeName(dtype));
+    CheckDistribution(
+        "sampling_from_logits " + name, dtype, din,
+        ref::FilteredDistribution(w, ref::Filter::kNone, 0, 1, 0),
+        [&](auto& in, auto& out, auto& o) { return SamplingFromLogits(e, in, out, o); }, seed);
+    for (auto [k, p] : {std::pair{20, 0.8f}, std::pair{1, 1.f}, std::pair{128, 0.3f}}) {
+      for (FilterApplyOrder order : {FilterApplyOrder::kJoint, FilterApplyOrder::kTopKFirst}) {
+        const bool joint = order == FilterApplyOrder::kJoint;
+        CheckDistribution(
+            fmt::format("top_k_top_p_from_logits {} {} {} {}", name, k, p,
+                        joint ? "joint" : "k-first"),
+            dtype, din,
+            ref::FilteredDistribution(w, joint ? ref::Filter::kJoint : ref::Filter::kTopKFirst, k,
+                                      p, 0),
+            [&](auto& in, auto& out, auto& o) {
+              return TopKTopPSamplingFromLogits(e, in, out, k, {}, p, {}, order, o);
+            },
+            seed + k);
+      }
+    }
+  }
+}
+
+// Rows split over a cluster of blocks (distributed-shared-memory histograms, a cluster-wide
+// draw), with the slice cached whole, in part, or not at all; V = 128 (slices shorter than one
+// step of the block) and V = 40000 (slices of several tiles).
+TEST_CASE("cluster-split rows draw from the exact filtered distribution", "[gpu][sampling]") {
+  std::mt19937 rng(Seed());
+  Engine& e = TestEngine();
+  const uint64_t seed = rng();
+  for (int64_t vocab : {kVocab, int64_t{40000}}) {
+    std::vector<float> row = RandomProbs(vocab, rng, vocab == kVocab ? 2.f : 3.f);
+    for (int i = 0; i < 4; ++i) row[vocab / 3 + i * (vocab / 5)] = row[vocab / 2];  // ties
+    const std::vector<double> w = ref::SanitizeProbs(row);
+    DeviceBuffer din = UploadVector(row);
+    std::vector<float> logits = RandomNormal(vocab, rng, 2.f);
+    std::vector<double> lrounded;
+    DeviceBuffer dlogits = Upload16(DType::kBF16, logits, &lrounded);
+    const std::vector<double> lw = ref::Softmax(lrounded, 1.0);
+    const bool small = vocab == kVocab;
+    const int k_big = small ? 50 : 200;
+    for (SamplingTuning t : {SamplingTuning{8, -1}, SamplingTuning{2, 32}, SamplingTuning{4, 0},
+                             SamplingTuning{1, 0}}) {
+      auto expect = [&](ref::Filter f, int k, double p, float min_p) {
+        return ref::FilteredDistribution(w, f, k, p, min_p);
+      };
+      // Unfiltered draws over 40000 tokens would leave most expected counts far below 1, where
+      // chi-square is unreliable: large rows only use filters that keep a few hundred tokens.
+      if (small)
+        CheckDistribution(
+            "sampling_from_probs", DType::kF32, din, expect(ref::Filter::kNone, 0, 1, 0),
+            [&](auto& in, auto& out, auto& o) { return SamplingFromProbs(e, in, out, o); }, seed,
+            t);
+      for (int k : {1, k_big})
+        CheckDistribution(
+            fmt::format("top_k {}", k), DType::kF32, din, expect(ref::Filter::kTopK, k, 1, 0),
+            [&](auto& in, auto& out, auto& o) {
+              return TopKSamplingFromProbs(e, in, out, k, {}, o);
+            },
+            seed + k, t);
+      for (float p : {1e-7f, 0.5f, 1.f}) {
+        if (p == 1.f && !small) continue;
+        CheckDistribution(
+            fmt::format("top_p {}", p), DType::kF32, din, expect(ref::Filter::kTopP, 0, p, 0),
+            [&](auto& in, auto& out, auto& o) {
+              return TopPSamplingFromProbs(e, in, out, p, {}, o);
+            },
+            seed + 100, t);
+      }
+      CheckDistribution(
+          "min_p 0.05", DType::kF32, din, expect(ref::Filter::kMinP, 0, 1, 0.05f),
+          [&](auto& in, auto& out, auto& o) {
+            return MinPSamplingFromProbs(e, in, out, 0.05f, {}, o);
+          },
+          seed + 200, t);
+      CheckDistribution(
+          "top_k_top_p joint", DType::kF32, din, expect(ref::Filter::kJoint, k_big, 0.5, 0),
+          [&](auto& in, auto& out, auto& o) {
+            return TopKTopPSamplingFromProbs(e, in, out, k_big, {}, 0.5f, {},
+                                             FilterApplyOrder::kJoint, o);
+          },
+          seed + 300, t);
+      CheckDistribution(
+          "top_k_top_p_from_logits bf16 k-first", DType::kBF16, dlogits,
+          ref::FilteredDistribution(lw, ref::Filter::kTopKFirst, k_big, 0.8, 0),
+          [&](auto& in, auto& out, auto& o) {
+            return TopKTopPSamplingFromLogits(e, in, out, k_big, {}, 0.8f, {},
+                                              FilterApplyOrder::kTopKFirst, o);
+          },
+          seed + 500, t);
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <limits>
 #include <vector>
 
+#include "src/ops/sampling/sampling_spec.h"
 #include "tests/unit/test_util.h"
 
 namespace flashjit::test {
@@ -103,6 +104,54 @@ TEST_CASE("a valid sampling call passes validation and builds its kernel", "[sam
   INFO(s.ToString());
   CHECK(s.ok());
   CHECK(f.engine->stats().compiles == 1);
+}
+
+TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
+  Fixture f;
+  Engine& e = *f.engine;
+  for (int c : {-1, 3, 16}) {
+    SamplingOptions o;
+    o.tuning.cluster = c;
+    f.ExpectInvalid(SamplingFromProbs(e, f.probs, f.samples, o), "options.tuning.cluster");
+  }
+  for (int64_t bytes : {int64_t{-2}, int64_t{1} << 20}) {
+    SamplingOptions o;
+    o.tuning.cache_bytes = bytes;
+    f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
+                    "options.tuning.cache_bytes");
+  }
+  SamplingOptions o;
+  o.tuning = {8, 0};
+  Status s = TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o);
+  INFO(s.ToString());
+  CHECK(s.ok());
+  CHECK(e.stats().compiles == 1);
+}
+
+TEST_CASE("sampling launch choice: clusters and slice caches on sm_90", "[sampling]") {
+  using ops::ChooseSamplingLaunch;
+  // B = 64, V = 128256 fp32: 8 blocks per row, 64 KB slices kept in shared memory.
+  ops::SamplingLaunch l = ChooseSamplingLaunch(128256, 4, 4, 64, true, 132, 0, -1);
+  CHECK(l.cluster == 8);
+  CHECK(l.chunk == 16032);
+  CHECK(l.threads == 512);
+  CHECK(l.cache_vecs == 4008);
+  // Without clusters: one block per row, the row (513 KB) too large to cache.
+  l = ChooseSamplingLaunch(128256, 4, 4, 64, false, 132, 0, -1);
+  CHECK(l.cluster == 1);
+  CHECK(l.chunk == 128256);
+  CHECK(l.cache_vecs == 0);
+  // Small rows stay one block per row, cached whole.
+  l = ChooseSamplingLaunch(1000, 4, 4, 64, true, 132, 0, -1);
+  CHECK(l.cluster == 1);
+  CHECK(l.cache_vecs == 250);
+  // Forced: slices of whole vectors cover the row; a partial cache.
+  l = ChooseSamplingLaunch(1003, 1, 2, 4, true, 132, 4, 100);
+  CHECK(l.cluster == 4);
+  CHECK(l.chunk * 4 >= 1003);
+  CHECK(l.chunk * 3 < 1003);
+  CHECK(l.threads >= 256);
+  CHECK(l.cache_vecs == 50);
 }
 
 }  // namespace

@@ -101,5 +101,41 @@ int main(int argc, char** argv) {
       }
     }
   }
+  // How the split of a row matters: top-p at V = 128256 under forced tunings (cluster = blocks
+  // per row, cache = shared-memory bytes per block holding its slice; c1 cache0 is the
+  // one-block-per-row kernel of the previous version).
+  const int64_t vocab = 128256;
+  for (int64_t batch : {1, 64, 256}) {
+    for (float stddev : {1.f, 5.f}) {
+      const size_t bytes = batch * vocab * 4;
+      const int copies = static_cast<int>(std::min<size_t>(8, (160u << 20) / bytes + 1));
+      std::vector<float> host = SoftmaxRows(batch, vocab, stddev, 1234 + batch);
+      std::vector<void*> in;
+      for (int c = 0; c < copies; ++c) {
+        in.push_back(bench::DeviceAlloc(bytes));
+        Upload(in.back(), host);
+      }
+      void* samples = bench::DeviceAlloc(batch * 4);
+      const TensorView s = TensorView::Contiguous(samples, DType::kI32, {batch});
+      for (SamplingTuning t : {SamplingTuning{1, 0}, SamplingTuning{2, -1}, SamplingTuning{4, -1},
+                               SamplingTuning{8, -1}, SamplingTuning{8, 0}}) {
+        SamplingOptions opt;
+        opt.tuning = t;
+        double us = bench::MedianMicros(
+            [&](int i) {
+              Check(TopPSamplingFromProbs(
+                  e, TensorView::Contiguous(in[i % copies], DType::kF32, {batch, vocab}), s, 0.9f,
+                  {}, opt));
+            },
+            50, 5);
+        bench::Report(
+            "sampling",
+            fmt::format("top_p0.9 c{} cache{} B={} V={} std{}", t.cluster,
+                        t.cache_bytes < 0 ? std::string("auto") : std::to_string(t.cache_bytes),
+                        batch, vocab, static_cast<int>(stddev)),
+            us, static_cast<double>(bytes));
+      }
+    }
+  }
   return 0;
 }

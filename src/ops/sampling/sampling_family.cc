@@ -1,6 +1,8 @@
 // The sampling op families: their variant fields, templates and entry points.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "src/ops/sampling/sampling_spec.h"
 #include "src/spec/family.h"
 #include "src/spec/spec_factory.h"
@@ -33,9 +35,11 @@ const spec::OpFamily* SamplingFamily() {
                         "a token per row, renormalised fp32 probs, or masked logits"),
         spec::IntField("threads", {32, 64, 128, 256, 512, 1024}, 1024, "t", "threads per row"),
         spec::IntField("vec", {1, 2, 4}, 4, "v", "elements per vector access"),
+        spec::IntField("cluster", {1, 2, 4, 8}, 1, "c",
+                       "blocks per row: a thread-block cluster (sm_90+) when > 1"),
     };
     f.entries = {{"flashjit_sampling", "flashjit::sampling::sample_rows",
-                  "flashjit::sampling::SamplingParams", "Variant::kThreads"}};
+                  "flashjit::sampling::SamplingParams", "Variant::kThreads, Variant::kMinBlocks"}};
     f.check = [](const spec::Json& s) -> Status {
       const std::string input = s["input"], dtype = s["dtype"], output = s["output"],
                         filter = s["filter"];
@@ -44,6 +48,10 @@ const spec::OpFamily* SamplingFamily() {
             fmt::format("sampling: dtype {} with input probs; probs must be f32", dtype));
       if (output == "mask" && (input != "logits" || filter != "top_k"))
         return Status::InvalidArgument("sampling: output mask needs input logits and filter top_k");
+      if (s["cluster"].get<int>() > 1 && s["threads"].get<int>() < 256)
+        return Status::InvalidArgument(
+            fmt::format("sampling: cluster {} needs threads >= 256 (got {})",
+                        s["cluster"].get<int>(), s["threads"].get<int>()));
       return Status::Ok();
     };
     f.variant_body = [](const spec::Json& s) {
@@ -51,12 +59,15 @@ const spec::OpFamily* SamplingFamily() {
           "  using DType = {};\n  static constexpr int kInput = {};\n"
           "  static constexpr int kFilter = {};\n  static constexpr int kOutput = {};\n"
           "  static constexpr int kThreads = {};\n  static constexpr int kVec = {};\n"
-          "  static constexpr bool kKeysAreLogits = {};\n",
+          "  static constexpr bool kKeysAreLogits = {};\n"
+          "  static constexpr int kCluster = {};\n  static constexpr int kMinBlocks = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           IndexOf(kInputs, 2, s["input"].get<std::string>()),
           IndexOf(kFilters, 6, s["filter"].get<std::string>()),
           IndexOf(kOutputs, 3, s["output"].get<std::string>()), s["threads"].get<int>(),
-          s["vec"].get<int>(), s["output"].get<std::string>() == "mask");
+          s["vec"].get<int>(), s["output"].get<std::string>() == "mask", s["cluster"].get<int>(),
+          // Cluster variants run several blocks per SM (1024 threads): cap registers at 64.
+          s["cluster"].get<int>() > 1 ? 1024 / s["threads"].get<int>() : 1);
     };
     return f;
   }();
@@ -98,7 +109,8 @@ Result<VariantSpec> SamplingSpec::ToVariant() const {
                                      {"filter", kFilters[static_cast<int>(filter)]},
                                      {"output", kOutputs[static_cast<int>(output)]},
                                      {"threads", threads},
-                                     {"vec", vec}});
+                                     {"vec", vec},
+                                     {"cluster", cluster}});
 }
 
 Result<VariantSpec> SpeculativeSpec::ToVariant() const {
@@ -114,6 +126,37 @@ int ChooseSamplingThreads(int64_t vocab, int vec, int64_t batch) {
   while (threads < 1024 && threads * 8 < accesses) threads *= 2;
   if (batch > 160 && threads > 512) threads = 512;
   return threads;
+}
+
+SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int64_t batch,
+                                    bool clusters_ok, int sms, int cluster, int64_t cache_bytes) {
+  SamplingLaunch l;
+  const int64_t row_bytes = vocab * elem_bytes;
+  if (cluster > 0) {
+    l.cluster = cluster;
+  } else if (clusters_ok && vocab >= 8192) {
+    // Enough blocks to cover the SMs, and slices small enough (<= 64 KB) that two blocks of
+    // an SM keep theirs in shared memory, so that only the first pass reads HBM.
+    const int64_t want_smem = (row_bytes + 65535) / 65536;
+    const int64_t want_sms = ((sms > 0 ? sms : 132) + batch - 1) / std::max<int64_t>(batch, 1);
+    const int64_t want = std::max(want_smem, want_sms);
+    while (l.cluster < 8 && l.cluster < want) l.cluster *= 2;
+  }
+  // Slices are whole vectors; a cluster's blocks past the row's end get empty slices.
+  l.chunk = l.cluster == 1 ? vocab : ((vocab + l.cluster - 1) / l.cluster + vec - 1) / vec * vec;
+  const int64_t slice_vecs = (l.chunk + vec - 1) / vec;
+  if (l.cluster == 1) {
+    l.threads = ChooseSamplingThreads(vocab, vec, batch);
+  } else {
+    l.threads = slice_vecs >= 512 * 4 ? 512 : 256;
+  }
+  const int64_t vec_bytes = static_cast<int64_t>(vec) * elem_bytes;
+  // By default a slice is cached whole or not at all (a partial cache still costs occupancy).
+  int64_t cache = cache_bytes >= 0 ? std::min(cache_bytes, kSamplingMaxCacheBytes)
+                  : slice_vecs * vec_bytes <= kSamplingMaxCacheBytes ? slice_vecs * vec_bytes
+                                                                     : 0;
+  l.cache_vecs = static_cast<int32_t>(std::min(slice_vecs, cache / vec_bytes));
+  return l;
 }
 
 }  // namespace flashjit::ops

@@ -3,10 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 
 #include "sampling/sampling_params.cuh"
 #include "src/engine/engine_impl.h"
+#include "src/runtime/driver.h"
 
 namespace flashjit::ops {
 namespace {
@@ -40,6 +43,31 @@ Status CheckKnobs(const SamplingRequest& r, int64_t vocab) {
     return Status::InvalidArgument(
         fmt::format("temperature: {}; it must be finite and > 0", r.temperature));
   return Status::Ok();
+}
+
+// Whether kernels for `device` run thread-block clusters (compiled for sm_90 or later), and its
+// SM count; asked once per device (the engine's arch for the device does not change).
+struct DeviceTraits {
+  bool clusters = false;
+  int sms = 0;
+};
+
+DeviceTraits TraitsOf(Engine& engine, int device) {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices];  // 0 unknown, else 1 + clusters + 2 * sms
+  const bool cacheable = device >= 0 && device < kMaxDevices;
+  if (cacheable) {
+    const int v = cache[device].load(std::memory_order_relaxed);
+    if (v) return {((v - 1) & 1) != 0, (v - 1) >> 1};
+  }
+  DeviceTraits t;
+  auto arch = engine.impl().ResolveArch("", device);
+  if (arch.ok() && arch->size() >= 5 && arch->compare(0, 3, "sm_") == 0)
+    t.clusters = std::atoi(arch->c_str() + 3) >= 90;
+  auto info = runtime::GetDeviceInfo(device);
+  t.sms = info.ok() ? info->sm_count : 0;
+  if (cacheable) cache[device].store(1 + (t.clusters ? 1 : 0) + 2 * t.sms);
+  return t;
 }
 
 }  // namespace
@@ -96,6 +124,19 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
         fmt::format("{}: {} rows of {} tokens; at most 2^20 tokens and 2^31-1 rows supported",
                     in_name, batch, vocab));
   FLASHJIT_RETURN_IF_ERROR(CheckKnobs(r, vocab));
+  const SamplingTuning& tune = o.tuning;
+  if (tune.cluster != 0 && tune.cluster != 1 && tune.cluster != 2 && tune.cluster != 4 &&
+      tune.cluster != 8)
+    return Status::InvalidArgument(
+        fmt::format("options.tuning.cluster: {}; allowed: 0 (chosen), 1, 2, 4, 8", tune.cluster));
+  if (tune.cache_bytes < -1 || tune.cache_bytes > kSamplingMaxCacheBytes)
+    return Status::InvalidArgument(
+        fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
+                    tune.cache_bytes, kSamplingMaxCacheBytes));
+  const DeviceTraits traits = TraitsOf(engine, in.device);
+  if (tune.cluster > 1 && !traits.clusters)
+    return Status::InvalidArgument(fmt::format(
+        "options.tuning.cluster: {} needs thread-block clusters (sm_90 or later)", tune.cluster));
   if (batch == 0) return Status::Ok();
 
   int vec = VectorWidth(DTypeBytes(in.dtype), vocab, {in.data}, {in.strides[0]});
@@ -109,7 +150,15 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   spec.filter = r.filter;
   spec.output = r.output;
   spec.vec = static_cast<uint8_t>(vec);
-  spec.threads = static_cast<uint16_t>(ChooseSamplingThreads(vocab, vec, batch));
+  const SamplingLaunch launch =
+      ChooseSamplingLaunch(vocab, vec, static_cast<int>(DTypeBytes(in.dtype)), batch,
+                           traits.clusters, traits.sms, tune.cluster, tune.cache_bytes);
+  if (batch * launch.cluster > 0x7fffffff)
+    return Status::InvalidArgument(
+        fmt::format("{}: {} rows x {} blocks per row exceed the grid limit 2^31-1", in_name, batch,
+                    launch.cluster));
+  spec.threads = static_cast<uint16_t>(launch.threads);
+  spec.cluster = static_cast<uint8_t>(launch.cluster);
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   sampling::SamplingParams p{};
@@ -135,9 +184,14 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   p.top_p = r.top_p;
   p.min_p = r.min_p;
   p.temperature = r.temperature;
+  p.cache_vecs = launch.cache_vecs;
+  p.chunk = launch.chunk;
   runtime::LaunchConfig cfg;
-  cfg.grid_x = static_cast<uint32_t>(batch);
+  cfg.grid_x = static_cast<uint32_t>(batch * launch.cluster);
+  cfg.cluster_x = static_cast<uint32_t>(launch.cluster);
   cfg.block_x = spec.threads;
+  // The slice cache: vectors of the input element type.
+  cfg.dynamic_smem = static_cast<uint32_t>(launch.cache_vecs * vec * DTypeBytes(in.dtype));
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(o.stream));
 }
 

@@ -30,7 +30,7 @@ struct SamplingSpec {
   SamplingOutput output = SamplingOutput::kSample;
   uint16_t threads = 1024;
   uint8_t vec = 4;
-  uint8_t pad_ = 0;
+  uint8_t cluster = 1;  // blocks per row (a thread-block cluster when > 1)
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -46,5 +46,20 @@ struct SpeculativeSpec {
 
 // Threads per block for rows of `vocab` elements read `vec` at a time, `batch` rows.
 int ChooseSamplingThreads(int64_t vocab, int vec, int64_t batch);
+
+// How a sampling launch splits rows: `cluster` blocks per row, each over `chunk` elements with
+// `threads` threads, keeping `cache_vecs` vectors of its slice in shared memory.
+struct SamplingLaunch {
+  int threads = 1024;
+  int cluster = 1;
+  int64_t chunk = 0;
+  int32_t cache_vecs = 0;
+};
+// The largest shared-memory slice cache a block may hold.
+constexpr int64_t kSamplingMaxCacheBytes = 160 * 1024;
+// `cluster` / `cache_bytes`: 0 / -1 to choose. `clusters_ok`: the device runs clusters (sm_90+).
+// `sms`: the device's SM count (0 when unknown).
+SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int64_t batch,
+                                    bool clusters_ok, int sms, int cluster, int64_t cache_bytes);
 
 }  // namespace flashjit::ops
