@@ -28,10 +28,10 @@ Status CheckI32(const TensorView& t, std::string_view name, int64_t size, std::s
 int SlotDim(KvLayout l) { return l == KvLayout::kNHD ? 1 : 2; }
 int HeadDim(KvLayout l) { return l == KvLayout::kNHD ? 2 : 1; }
 
-// Resolve every item's page before the first store, or chain index loads and stores item by
-// item. Measured on the H200 (docs/perf/layer_ops.md, 2026-11-30): resolving first is 6-7 %
-// faster for fp8 caches and within run-to-run noise for 16-bit caches, so only fp8 uses it.
-// Benchmark knob: FLASHJIT_PAGE_RESOLVE=0/1 overrides.
+// Per-item form (no longer the default): resolve every item's page before the first store, or
+// chain index loads and stores item by item. Measured on the H200 (docs/perf/layer_ops.md):
+// resolving first was 6-7 % faster for fp8 caches and within noise for 16-bit caches, so only fp8
+// uses it. Benchmark knob: FLASHJIT_PAGE_RESOLVE=0/1 overrides.
 uint8_t ResolveFirst(bool fp8) {
   static const int kOverride = [] {
     const char* v = std::getenv("FLASHJIT_PAGE_RESOLVE");
@@ -137,9 +137,12 @@ Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const Tenso
     if (ok) break;
   }
 
+  // Default (measured on the H200, docs/perf/layer_ops.md, 2026-11-29 s2): the token-tile form;
+  // 128 threads x 2 items for 16-bit caches (all forms within 3 % there), 256 x 2 for fp8 (25 %
+  // faster than 4 items: 94 registers at 4).
   AppendKvSpec spec;
-  spec.threads = 256;
-  spec.items = 4;
+  spec.threads = fp8 ? 256 : 128;
+  spec.items = 2;
   spec.tokens = 1;
   if (const AppendKvSpec* f = force ? force : KernelOverride()) {
     spec.threads = f->threads;

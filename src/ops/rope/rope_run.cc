@@ -159,10 +159,13 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream, const RopeSpec* 
   const int64_t per_token = (a.q.shape[1] + a.k.shape[1]) * chunks;
   const int64_t angle_ld = (rotary_dim / 2 + 3) / 4 * 4;
   const int64_t heads = a.q.shape[1] + a.k.shape[1];
+  // Default (measured on the H200, docs/perf/layer_ops.md, 2026-11-29 s2): the row kernel, 4
+  // warps, one head in flight per thread for NeoX (more raised registers and lost time), two for
+  // interleaved (half the registers per head).
   RopeSpec spec;
   spec.kernel = 2;
   spec.warps = 4;
-  spec.items = 4;
+  spec.items = a.interleave ? 2 : 1;
   if (const RopeSpec* f = force ? force : KernelOverride()) {
     spec.kernel = f->kernel;
     spec.warps = f->warps;
@@ -172,10 +175,10 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream, const RopeSpec* 
     spec.minb = f->minb;
   }
   const bool full_grid = spec.full_grid != 0;
-  // Default: the row kernel. Slots (threads splitting a token's heads): the fewest (most heads,
-  // so most angle reuse, per thread) that still give about 2^18 threads, i.e. a full H200
-  // (132 SMs x 2048); small batches split heads as far as a block allows, so a single token is
-  // one short loop per thread.
+  // Slots (threads splitting a token's heads): the fewest (most heads, so most angle reuse, per
+  // thread) that give about 2^19 threads (two full H200s of 132 SMs x 2048: 16k NeoX tokens of
+  // 32/8 heads get 4 slots, 10 heads per thread, the measured best); small batches split heads as
+  // far as a block allows (64 tokens: 16 slots, the measured best), so a token is a short loop.
   int64_t tile_tokens = 0, slots = 0;
   if (spec.kernel == 2) {
     const int64_t threads = int64_t{32} * spec.warps, max_slots = std::min(heads, threads / chunks);
@@ -185,7 +188,7 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream, const RopeSpec* 
       slots = std::min<int64_t>(spec.slots, max_slots);
     } else {
       slots = 1;
-      while (slots * 2 <= max_slots && nnz * chunks * slots < (int64_t{1} << 18)) slots *= 2;
+      while (slots * 2 <= max_slots && nnz * chunks * slots < (int64_t{1} << 19)) slots *= 2;
     }
   }
   spec.slots = 0;  // launch parameters, not part of the variant
