@@ -36,7 +36,15 @@ Result<std::unique_ptr<Kernel>> Kernel::Load(const std::vector<uint8_t>& cubin,
   if (previous != ctx && previous) d->cuCtxSetCurrent(previous);
   if (!status.ok()) return status;
   k->smem_limit_ = std::make_unique<std::atomic<int>[]>(symbols.size());
-  for (size_t i = 0; i < symbols.size(); ++i) k->smem_limit_[i] = 48 * 1024;
+  for (size_t i = 0; i < symbols.size(); ++i) {
+    // The default allowance is 48 KB less the function's static shared memory: a launch that
+    // asks for more dynamic shared memory than that must raise the attribute first.
+    int allowed = 0;
+    if (d->cuFuncGetAttribute(&allowed, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                              k->functions_[i]) != CUDA_SUCCESS)
+      allowed = 0;  // unknown: raise the attribute for any dynamic shared memory
+    k->smem_limit_[i] = allowed;
+  }
   return k;
 }
 
