@@ -130,12 +130,20 @@ TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
 
 TEST_CASE("sampling launch choice: clusters and slice caches on sm_90", "[sampling]") {
   using ops::ChooseSamplingLaunch;
-  // B = 64, V = 128256 fp32: 8 blocks per row, 64 KB slices kept in shared memory.
-  ops::SamplingLaunch l = ChooseSamplingLaunch(128256, 4, 4, 64, true, 132, 0, -1);
+  // B = 1, V = 128256 fp32: 8 blocks per row, 64 KB slices kept in shared memory.
+  ops::SamplingLaunch l = ChooseSamplingLaunch(128256, 4, 4, 1, true, 132, 0, -1);
   CHECK(l.cluster == 8);
   CHECK(l.chunk == 16032);
   CHECK(l.threads == 512);
   CHECK(l.cache_vecs == 4008);
+  // B = 64: 4 blocks per row (256 blocks for 132 SMs), 128 KB slices not cached.
+  l = ChooseSamplingLaunch(128256, 4, 4, 64, true, 132, 0, -1);
+  CHECK(l.cluster == 4);
+  CHECK(l.chunk == 32064);
+  CHECK(l.cache_vecs == 0);
+  // B = 256 covers the SMs with one block per row.
+  l = ChooseSamplingLaunch(128256, 4, 4, 256, true, 132, 0, -1);
+  CHECK(l.cluster == 1);
   // Without clusters: one block per row, the row (513 KB) too large to cache.
   l = ChooseSamplingLaunch(128256, 4, 4, 64, false, 132, 0, -1);
   CHECK(l.cluster == 1);

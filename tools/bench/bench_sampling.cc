@@ -101,9 +101,9 @@ int main(int argc, char** argv) {
       }
     }
   }
-  // How the split of a row matters: top-p at V = 128256 under forced tunings (cluster = blocks
-  // per row, cache = shared-memory bytes per block holding its slice; c1 cache0 is the
-  // one-block-per-row kernel of the previous version).
+  // How the split of a row matters, at V = 128256 under forced tunings (c = blocks per row,
+  // cache = shared-memory bytes per block holding its slice, auto = the whole slice when it is
+  // at most 64 KB; c1 cache0 is the one-block-per-row kernel of the previous version).
   const int64_t vocab = 128256;
   for (int64_t batch : {1, 64, 256}) {
     for (float stddev : {1.f, 5.f}) {
@@ -117,23 +117,41 @@ int main(int argc, char** argv) {
       }
       void* samples = bench::DeviceAlloc(batch * 4);
       const TensorView s = TensorView::Contiguous(samples, DType::kI32, {batch});
-      for (SamplingTuning t : {SamplingTuning{1, 0}, SamplingTuning{2, -1}, SamplingTuning{4, -1},
-                               SamplingTuning{8, -1}, SamplingTuning{8, 0}}) {
+      auto probs = [&](int i) {
+        return TensorView::Contiguous(in[i % copies], DType::kF32, {batch, vocab});
+      };
+      for (SamplingTuning t :
+           {SamplingTuning{1, 0}, SamplingTuning{2, 0}, SamplingTuning{2, 163840},
+            SamplingTuning{4, 0}, SamplingTuning{4, 131072}, SamplingTuning{8, 0},
+            SamplingTuning{8, -1}}) {
         SamplingOptions opt;
         opt.tuning = t;
-        double us = bench::MedianMicros(
-            [&](int i) {
-              Check(TopPSamplingFromProbs(
-                  e, TensorView::Contiguous(in[i % copies], DType::kF32, {batch, vocab}), s, 0.9f,
-                  {}, opt));
-            },
-            50, 5);
-        bench::Report(
-            "sampling",
-            fmt::format("top_p0.9 c{} cache{} B={} V={} std{}", t.cluster,
-                        t.cache_bytes < 0 ? std::string("auto") : std::to_string(t.cache_bytes),
-                        batch, vocab, static_cast<int>(stddev)),
-            us, static_cast<double>(bytes));
+        struct Op {
+          const char* name;
+          std::function<Status(int)> run;
+        };
+        const Op ops[] = {
+            {"sample", [&](int i) { return SamplingFromProbs(e, probs(i), s, opt); }},
+            {"top_k50", [&](int i) { return TopKSamplingFromProbs(e, probs(i), s, 50, {}, opt); }},
+            {"top_p0.9",
+             [&](int i) { return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, opt); }},
+            {"min_p0.1",
+             [&](int i) { return MinPSamplingFromProbs(e, probs(i), s, 0.1f, {}, opt); }},
+            {"top_k50_top_p0.9_kfirst",
+             [&](int i) {
+               return TopKTopPSamplingFromProbs(e, probs(i), s, 50, {}, 0.9f, {},
+                                                FilterApplyOrder::kTopKFirst, opt);
+             }},
+        };
+        for (const Op& op : ops) {
+          double us = bench::MedianMicros([&](int i) { Check(op.run(i)); }, 50, 5);
+          bench::Report(
+              "sampling",
+              fmt::format("{} c{} cache{} B={} V={} std{}", op.name, t.cluster,
+                          t.cache_bytes < 0 ? std::string("auto") : std::to_string(t.cache_bytes),
+                          batch, vocab, static_cast<int>(stddev)),
+              us, static_cast<double>(bytes));
+        }
       }
     }
   }

@@ -135,11 +135,10 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
   if (cluster > 0) {
     l.cluster = cluster;
   } else if (clusters_ok && vocab >= 8192) {
-    // Enough blocks to cover the SMs, and slices small enough (<= 64 KB) that two blocks of
-    // an SM keep theirs in shared memory, so that only the first pass reads HBM.
-    const int64_t want_smem = (row_bytes + 65535) / 65536;
-    const int64_t want_sms = ((sms > 0 ? sms : 132) + batch - 1) / std::max<int64_t>(batch, 1);
-    const int64_t want = std::max(want_smem, want_sms);
+    // Split rows only until the blocks cover the SMs: each block of a cluster repeats the
+    // fixed cost of a row (histogram merges, scans, cluster barriers; H200, 2026-11-29: 8 blocks
+    // per row took 40 us at B = 1 against 73 us for one block, but 130 us at B = 64 against 83).
+    const int64_t want = ((sms > 0 ? sms : 132) + batch - 1) / std::max<int64_t>(batch, 1);
     while (l.cluster < 8 && l.cluster < want) l.cluster *= 2;
   }
   // Slices are whole vectors; a cluster's blocks past the row's end get empty slices.
@@ -151,10 +150,11 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
     l.threads = slice_vecs >= 512 * 4 ? 512 : 256;
   }
   const int64_t vec_bytes = static_cast<int64_t>(vec) * elem_bytes;
-  // By default a slice is cached whole or not at all (a partial cache still costs occupancy).
+  // By default a slice is cached whole when two blocks of an SM can both hold theirs (64 KB),
+  // else not at all (a partial cache costs occupancy and saves only part of the re-reads).
   int64_t cache = cache_bytes >= 0 ? std::min(cache_bytes, kSamplingMaxCacheBytes)
-                  : slice_vecs * vec_bytes <= kSamplingMaxCacheBytes ? slice_vecs * vec_bytes
-                                                                     : 0;
+                  : slice_vecs * vec_bytes <= kSamplingAutoCacheBytes ? slice_vecs * vec_bytes
+                                                                      : 0;
   l.cache_vecs = static_cast<int32_t>(std::min(slice_vecs, cache / vec_bytes));
   return l;
 }

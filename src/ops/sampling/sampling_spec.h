@@ -57,6 +57,8 @@ struct SamplingLaunch {
 };
 // The largest shared-memory slice cache a block may hold.
 constexpr int64_t kSamplingMaxCacheBytes = 160 * 1024;
+// The largest slice cached when the caller does not say (two blocks per SM).
+constexpr int64_t kSamplingAutoCacheBytes = 64 * 1024 + 512;
 // `cluster` / `cache_bytes`: 0 / -1 to choose. `clusters_ok`: the device runs clusters (sm_90+).
 // `sms`: the device's SM count (0 when unknown).
 SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int64_t batch,
