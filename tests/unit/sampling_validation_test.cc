@@ -136,19 +136,22 @@ TEST_CASE("sampling launch choice: clusters and slice caches on sm_90", "[sampli
   CHECK(l.chunk == 16032);
   CHECK(l.threads == 512);
   CHECK(l.cache_vecs == 4008);
-  // B = 64: 4 blocks per row (256 blocks for 132 SMs), 128 KB slices not cached.
+  // B = 64: 2 blocks per row (128 blocks for 132 SMs), each alone on its SM: 160 KB of its
+  // 256 KB slice cached.
   l = ChooseSamplingLaunch(128256, 4, 4, 64, true, 132, 0, -1);
-  CHECK(l.cluster == 4);
-  CHECK(l.chunk == 32064);
-  CHECK(l.cache_vecs == 0);
-  // B = 256 covers the SMs with one block per row.
+  CHECK(l.cluster == 2);
+  CHECK(l.chunk == 64128);
+  CHECK(l.threads == 512);
+  CHECK(l.cache_vecs == 163840 / 16);
+  // B = 256 covers the SMs with one block per row; two blocks per SM: the row is not cached.
   l = ChooseSamplingLaunch(128256, 4, 4, 256, true, 132, 0, -1);
   CHECK(l.cluster == 1);
-  // Without clusters: one block per row, the row (513 KB) too large to cache.
+  CHECK(l.cache_vecs == 0);
+  // Without clusters: one block per row, the row (513 KB) cached in part (160 KB).
   l = ChooseSamplingLaunch(128256, 4, 4, 64, false, 132, 0, -1);
   CHECK(l.cluster == 1);
   CHECK(l.chunk == 128256);
-  CHECK(l.cache_vecs == 0);
+  CHECK(l.cache_vecs == 163840 / 16);
   // Small rows stay one block per row, cached whole.
   l = ChooseSamplingLaunch(1000, 4, 4, 64, true, 132, 0, -1);
   CHECK(l.cluster == 1);

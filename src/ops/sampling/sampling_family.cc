@@ -130,16 +130,19 @@ int ChooseSamplingThreads(int64_t vocab, int vec, int64_t batch) {
 
 SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int64_t batch,
                                     bool clusters_ok, int sms, int cluster, int64_t cache_bytes) {
+  // Measured on the H200 (2026-11-29, V = 128256 fp32, docs/perf/sampling.md): every block of
+  // a cluster repeats a row's fixed cost (histogram merges, scans, cluster barriers), so rows
+  // are split only while the blocks do not outnumber the SMs: 8 blocks per row at B = 1 (top-p
+  // 40 us against 87 for one block), 2 at B = 64 (74 us; 4: 110, 8: 131), 1 at B = 256 (2: within
+  // 3%, 4 and 8: 1.2-1.8x slower). A block alone on its SM keeps up to 160 KB of its slice in
+  // shared memory (B = 64: 74 us against 78 without); with two per SM, slices of at most 64 KB;
+  // with more, none (caching cost occupancy: B = 256 with 2 blocks per row, 259 against 232).
   SamplingLaunch l;
-  const int64_t row_bytes = vocab * elem_bytes;
+  const int64_t sm_count = sms > 0 ? sms : 132;
   if (cluster > 0) {
     l.cluster = cluster;
   } else if (clusters_ok && vocab >= 8192) {
-    // Split rows only until the blocks cover the SMs: each block of a cluster repeats the
-    // fixed cost of a row (histogram merges, scans, cluster barriers; H200, 2026-11-29: 8 blocks
-    // per row took 40 us at B = 1 against 73 us for one block, but 130 us at B = 64 against 83).
-    const int64_t want = ((sms > 0 ? sms : 132) + batch - 1) / std::max<int64_t>(batch, 1);
-    while (l.cluster < 8 && l.cluster < want) l.cluster *= 2;
+    while (l.cluster < 8 && batch * l.cluster * 2 <= sm_count) l.cluster *= 2;
   }
   // Slices are whole vectors; a cluster's blocks past the row's end get empty slices.
   l.chunk = l.cluster == 1 ? vocab : ((vocab + l.cluster - 1) / l.cluster + vec - 1) / vec * vec;
@@ -150,11 +153,18 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
     l.threads = slice_vecs >= 512 * 4 ? 512 : 256;
   }
   const int64_t vec_bytes = static_cast<int64_t>(vec) * elem_bytes;
-  // By default a slice is cached whole when two blocks of an SM can both hold theirs (64 KB),
-  // else not at all (a partial cache costs occupancy and saves only part of the re-reads).
-  int64_t cache = cache_bytes >= 0 ? std::min(cache_bytes, kSamplingMaxCacheBytes)
-                  : slice_vecs * vec_bytes <= kSamplingAutoCacheBytes ? slice_vecs * vec_bytes
-                                                                      : 0;
+  const int64_t slice_bytes = slice_vecs * vec_bytes;
+  const int64_t per_sm = (batch * l.cluster + sm_count - 1) / sm_count;
+  int64_t cache;
+  if (cache_bytes >= 0) {
+    cache = std::min(cache_bytes, kSamplingMaxCacheBytes);
+  } else if (per_sm <= 1) {
+    cache = std::min(slice_bytes, kSamplingMaxCacheBytes);
+  } else if (per_sm == 2 || slice_bytes <= 16 * 1024) {
+    cache = slice_bytes <= kSamplingAutoCacheBytes ? slice_bytes : 0;
+  } else {
+    cache = 0;
+  }
   l.cache_vecs = static_cast<int32_t>(std::min(slice_vecs, cache / vec_bytes));
   return l;
 }
