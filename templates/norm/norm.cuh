@@ -5,15 +5,19 @@
 // kThreads <= 32), kVec (elements per access), kItems (accesses each thread keeps in registers;
 // 0 = stream rows longer than the register tile: two passes, the second mostly from L2),
 // kGemma (scale by weight + 1), kStreaming (evict-first hints on activation traffic),
-// kPrefetch (load the next row group before reducing the current one).
+// kPrefetch (load the next row group before reducing the current one), kGridStride (with
+// kPrefetch false: run the resident-grid loop below with one block per row instead of
+// norm_one_pass), kPrefetchWeights (norm_one_pass only: weights prefetched into L1).
 //
-// Blocks walk over row groups g = blockIdx.x, + gridDim.x, ... (a resident grid). With rows in
-// registers and kPrefetch, the next group's loads are issued before the current group is
-// reduced and stored, and small weights stay in registers across groups: HBM always has loads in
-// flight.
+// Without kPrefetch or kGridStride and with rows in registers, each block normalises one row group
+// (norm_one_pass.cuh; the host launches one block per group). Otherwise blocks walk over row
+// groups g = blockIdx.x, + gridDim.x, ... (a resident grid). With rows in registers and
+// kPrefetch, the next group's loads are issued before the current group is reduced and stored,
+// and small weights stay in registers across groups: HBM always has loads in flight.
 #pragma once
 
 #include "common/vec.cuh"
+#include "norm/norm_one_pass.cuh"
 #include "norm/norm_params.cuh"
 #include "norm/norm_row.cuh"
 #include "norm/row_sum.cuh"
@@ -21,7 +25,7 @@
 namespace flashjit::norm {
 
 template <class V>
-__device__ void norm(const NormParams& p) {
+__device__ void norm_resident(const NormParams& p) {
   using T = typename V::DType;
   using W = typename V::WType;
   constexpr int kThreads = V::kThreads, kVec = V::kVec, kItems = V::kItems;
@@ -47,8 +51,8 @@ __device__ void norm(const NormParams& p) {
       for (int i = 0; i < kItems; ++i) {
         const int64_t col = Col<V>(i, lane);
         if (col < hidden) {
-          ws[i] = LoadVec<W, kVec>(w + col);
-          if constexpr (kLayerNorm) bs[i] = LoadVec<W, kVec>(b + col);
+          ws[i] = LoadParam<W, kVec>(w + col);
+          if constexpr (kLayerNorm) bs[i] = LoadParam<W, kVec>(b + col);
         }
       }
     }
@@ -101,8 +105,8 @@ __device__ void norm(const NormParams& p) {
           wv = ws[i];
           if constexpr (kLayerNorm) bv = bs[i];
         } else {
-          wv = LoadVec<W, kVec>(w + col);
-          if constexpr (kLayerNorm) bv = LoadVec<W, kVec>(b + col);
+          wv = LoadParam<W, kVec>(w + col);
+          if constexpr (kLayerNorm) bv = LoadParam<W, kVec>(b + col);
         }
         StoreVecHint<V::kStreaming>(ref.out + col, Normalize<V>(cur.x[i], wv, bv, shift, scale));
       }
@@ -138,12 +142,21 @@ __device__ void norm(const NormParams& p) {
       const float scale = rsqrtf(var + p.eps);
       const T* src = V::kKind == kFusedAdd ? ref.residual : ref.x;
       for (int64_t col = lane * kVec; ref.active && col < hidden; col += kThreads * kVec) {
-        Vec<W, kVec> wv = LoadVec<W, kVec>(w + col), bv;
-        if constexpr (kLayerNorm) bv = LoadVec<W, kVec>(b + col);
+        Vec<W, kVec> wv = LoadParam<W, kVec>(w + col), bv;
+        if constexpr (kLayerNorm) bv = LoadParam<W, kVec>(b + col);
         StoreVecHint<V::kStreaming>(
             ref.out + col, Normalize<V>(LoadVec<T, kVec>(src + col), wv, bv, shift, scale));
       }
     }
+  }
+}
+
+template <class V>
+__device__ void norm(const NormParams& p) {
+  if constexpr (!V::kPrefetch && !V::kGridStride && V::kItems > 0) {
+    norm_one_pass<V>(p);
+  } else {
+    norm_resident<V>(p);
   }
 }
 

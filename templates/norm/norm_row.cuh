@@ -67,6 +67,23 @@ FLASHJIT_DEVICE void LoadTile(RowTile<V>& t, const RowRef<T>& ref, int lane, int
   }
 }
 
+// Weights and biases: read-only for the kernel's lifetime, so through the non-coherent path
+// (ld.global.nc), which keeps them in L1 across the rows a block or SM normalises.
+template <class W, int N>
+FLASHJIT_DEVICE Vec<W, N> LoadParam(const W* p) {
+  Vec<W, N> out;
+  if constexpr (sizeof(Vec<W, N>) == 16) {
+    const int4 r = __ldg(reinterpret_cast<const int4*>(p));
+    out = *reinterpret_cast<const Vec<W, N>*>(&r);
+  } else if constexpr (sizeof(Vec<W, N>) == 8) {
+    const int2 r = __ldg(reinterpret_cast<const int2*>(p));
+    out = *reinterpret_cast<const Vec<W, N>*>(&r);
+  } else {
+    out = *reinterpret_cast<const Vec<W, N>*>(p);
+  }
+  return out;
+}
+
 // x + r rounded to T (what the residual stores and the norm then reads).
 template <class T, int N>
 FLASHJIT_DEVICE Vec<T, N> AddRounded(const Vec<T, N>& x, const Vec<T, N>& r) {

@@ -1,29 +1,40 @@
 // Normalization bandwidth. Bytes that must move: read x (+ residual), write out (+ residual),
 // weights once. Inputs rotate over enough copies to exceed the 60 MB L2.
 //   flashjit_bench_norm [--dry-run] [--sweep]   (--sweep also times alternative variants)
+//
+// Two timings per case: `us` = one call between two events (what a server sees for an
+// isolated op, including the ~4.5 µs host enqueue of the launch when the GPU is idle), and,
+// for the large shapes, `b2b` = 20 calls back to back between two events, per call (the
+// kernel's own duration plus the gap between consecutive kernels).
 #include <flashjit/norm.h>
 #include <fmt/format.h>
 
-#include <array>
 #include <cstring>
+#include <map>
 #include <stdexcept>
+#include <tuple>
+#include <vector>
 
 #include "src/ops/norm/norm_run.h"
 #include "tools/bench/bench_util.h"
+#include "tools/bench/norm_sweep.h"
 
 using namespace flashjit;
 
 namespace {
 
 const DType kDt = DType::kBF16;
+using K = ops::NormKind;
 
 int Copies(size_t bytes) {
   return bytes >= (64u << 20) ? 1 : std::min<int>(64, static_cast<int>((160u << 20) / bytes + 1));
 }
 
-std::vector<void*> Buffers(int n, size_t bytes) {
-  std::vector<void*> v;
-  for (int i = 0; i < n; ++i) {
+// Random device buffers, shared by every case of the same size and role (sweeps reuse them).
+const std::vector<void*>& Buffers(int role, int n, size_t bytes) {
+  static std::map<std::tuple<int, int, size_t>, std::vector<void*>> cache;
+  std::vector<void*>& v = cache[{role, n, bytes}];
+  while (static_cast<int>(v.size()) < n) {
     v.push_back(bench::DeviceAlloc(bytes));
     bench::DeviceFillRandom16(v.back(), bytes / 2, 1.f);
   }
@@ -34,24 +45,29 @@ void Check(const Status& s) {
   if (!s.ok()) throw std::runtime_error(s.ToString());
 }
 
+std::string Describe(const ops::NormSpec& s) {
+  return fmt::format("t{} r{} i{}{}{}{}{}", s.threads, s.rows, s.items, s.prefetch ? " pf" : "",
+                     s.grid_stride ? " gs" : "", s.wprefetch ? " wp" : "",
+                     s.streaming ? "" : " no-cs");
+}
+
 // kind: rms, fused_add, layer; shape [rows, heads, dim] (heads = 0: 2-D [rows, dim]).
-void Bench(Engine& engine, ops::NormKind kind, int64_t rows, int64_t heads, int64_t dim,
-           const ops::NormSpec* force = nullptr, const std::string& note = "") {
+void Bench(Engine& engine, K kind, int64_t rows, int64_t heads, int64_t dim,
+           const ops::NormSpec* force = nullptr, bool b2b = false) {
   const int64_t n = rows * (heads ? heads : 1) * dim;
   const size_t bytes = n * 2;
-  const bool fused = kind == ops::NormKind::kFusedAdd, layer = kind == ops::NormKind::kLayer;
+  const bool fused = kind == K::kFusedAdd, layer = kind == K::kLayer;
   const int copies = Copies(bytes * (fused ? 2 : 1));
-  std::vector<void*> xs = Buffers(copies, bytes), outs = Buffers(copies, bytes);
+  const std::vector<void*>& xs = Buffers(0, copies, bytes);
+  const std::vector<void*>& outs = Buffers(1, copies, bytes);
   const DType wdt = layer ? DType::kF32 : kDt;
-  void* w = bench::DeviceAlloc(dim * 4);
-  void* b = bench::DeviceAlloc(dim * 4);
-  bench::DeviceFillRandom16(w, dim, 1.f);  // any finite bits will do for timing
-  bench::DeviceFillRandom16(b, dim, 1.f);
+  void* w = Buffers(2, 1, dim * 4)[0];  // any finite bits will do for timing
+  void* b = Buffers(3, 1, dim * 4)[0];
   auto view = [&](void* p) {
     return heads ? TensorView::Contiguous(p, kDt, {rows, heads, dim})
                  : TensorView::Contiguous(p, kDt, {rows, dim});
   };
-  double us = bench::MedianMicros([&](int i) {
+  auto run = [&](int i) {
     const int c = i % copies;
     ops::NormArgs a;
     a.kind = kind;
@@ -61,11 +77,25 @@ void Bench(Engine& engine, ops::NormKind kind, int64_t rows, int64_t heads, int6
     a.weight = TensorView::Contiguous(w, wdt, {dim});
     a.bias = TensorView::Contiguous(b, wdt, {dim});
     Check(ops::RunNorm(engine, a, nullptr, force));
-  });
+  };
+  const double us = bench::MedianMicros(run);
+  constexpr int kBatch = 20;
+  const double us_b2b = b2b ? bench::MedianMicros(
+                                  [&](int i) {
+                                    for (int k = 0; k < kBatch; ++k) run(i * kBatch + k);
+                                  },
+                                  11, 2) /
+                                  kBatch
+                            : 0;
   const char* name = fused ? "fused_add_rmsnorm" : (layer ? "layernorm" : "rmsnorm");
   const std::string shape =
       heads ? fmt::format("bf16 {}x{}x{}", rows, heads, dim) : fmt::format("bf16 {}x{}", rows, dim);
   const double moved = (fused ? 4.0 : 2.0) * bytes + dim * (layer ? 8 : 2);
+  const ops::NormSpec chosen =
+      force ? *force : ops::ChooseNorm(kind, kDt, wdt, dim, 8, /*gemma=*/false);
+  std::string note = fmt::format("{} {}", force ? "sweep" : "default", Describe(chosen));
+  if (b2b && us_b2b > 0)
+    note += fmt::format("  b2b {:.2f} us {:.3f} TB/s", us_b2b, moved / (us_b2b * 1e-6) / 1e12);
   bench::Report(name, shape, us, moved, 0, note);
 }
 
@@ -75,40 +105,23 @@ int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
   bool sweep = bench::DryRun();
   for (int i = 1; i < argc; ++i) sweep |= !std::strcmp(argv[i], "--sweep");
-  using K = ops::NormKind;
-  for (int64_t rows : {1, 64, 2048, 16384}) Bench(engine, K::kRms, rows, 0, 4096);
-  Bench(engine, K::kRms, 8192, 0, 8192);
-  Bench(engine, K::kRms, 4096, 0, 16384);
-  Bench(engine, K::kRms, 64, 32, 128);     // QK-norm
-  Bench(engine, K::kRms, 16384, 32, 128);  // QK-norm
-  for (int64_t rows : {1, 64, 16384}) Bench(engine, K::kFusedAdd, rows, 0, 4096);
-  Bench(engine, K::kFusedAdd, 8192, 0, 8192);
-  for (int64_t rows : {64, 8192}) Bench(engine, K::kLayer, rows, 0, 8192);
-  if (sweep) {
-    // Alternative variants for the large shapes: threads per row x items (16-byte accesses),
-    // with and without prefetching the next row over a resident grid.
-    for (int pf : {0, 1}) {
-      for (auto [t, i] : std::vector<std::array<int, 2>>{{128, 8}, {256, 4}, {512, 2}, {1024, 1}}) {
-        auto knob = [pf](int threads, int items) {
-          ops::NormSpec s;
-          s.threads = static_cast<uint16_t>(threads);
-          s.items = static_cast<uint8_t>(items);
-          s.prefetch = static_cast<uint8_t>(pf);
-          return s;
-        };
-        auto note = [](const ops::NormSpec& s) {
-          return fmt::format("sweep t{} i{} pf{}", s.threads, s.items, s.prefetch);
-        };
-        const ops::NormSpec s = knob(t, i), half = knob(t / 2, i);
-        const ops::NormSpec twice = t < 1024 ? knob(t * 2, i) : knob(t, i * 2);
-        Bench(engine, K::kRms, 8192, 0, 8192, &s, note(s));
-        Bench(engine, K::kFusedAdd, 8192, 0, 8192, &s, note(s));
-        Bench(engine, K::kLayer, 8192, 0, 8192, &s, note(s));
-        Bench(engine, K::kRms, 16384, 0, 4096, &half, note(half));
-        Bench(engine, K::kFusedAdd, 16384, 0, 4096, &half, note(half));
-        Bench(engine, K::kRms, 4096, 0, 16384, &twice, note(twice));
-      }
+  for (int64_t rows : {1, 64, 2048}) Bench(engine, K::kRms, rows, 0, 4096);
+  Bench(engine, K::kRms, 16384, 0, 4096, nullptr, true);
+  Bench(engine, K::kRms, 8192, 0, 8192, nullptr, true);
+  Bench(engine, K::kRms, 4096, 0, 16384, nullptr, true);
+  Bench(engine, K::kRms, 64, 32, 128);                    // QK-norm
+  Bench(engine, K::kRms, 16384, 32, 128, nullptr, true);  // QK-norm
+  for (int64_t rows : {1, 64}) Bench(engine, K::kFusedAdd, rows, 0, 4096);
+  Bench(engine, K::kFusedAdd, 16384, 0, 4096, nullptr, true);
+  Bench(engine, K::kFusedAdd, 8192, 0, 8192, nullptr, true);
+  Bench(engine, K::kLayer, 64, 0, 8192);
+  Bench(engine, K::kLayer, 8192, 0, 8192, nullptr, true);
+  if (!sweep) return 0;
+  // Alternatives (tools/bench/norm_sweep.h), each checked by tests/gpu/norm_variants_test.cc.
+  for (const bench::NormSweepCase& c : bench::NormSweep())
+    for (const bench::NormKnob& k : c.knobs) {
+      const ops::NormSpec s = k.Spec();
+      Bench(engine, c.kind, c.rows, c.heads, c.dim, &s, true);
     }
-  }
   return 0;
 }

@@ -58,6 +58,16 @@ def bench_norm():
         w = rand(hidden)
         us = median_us(lambda i: F.rms_norm(xs[i], (hidden,), w, 1e-6), c)
         report("rms_norm", f"bf16 {rows}x{hidden}", us, 2 * nb + hidden * 2)
+    # The ceiling for rmsnorm 8192x8192's bytes, timed the same way: one device copy of the same
+    # tensor per call, and 20 back to back per event pair (per call), beside rms_norm's.
+    x, y, w = rand(8192, 8192), torch.empty(8192, 8192, device=DEV, dtype=BF16), rand(8192)
+    nb = x.numel() * 2
+    report("copy (rmsnorm's bytes)", "bf16 8192x8192", median_us(lambda i: y.copy_(x), 1), 2 * nb)
+    b2b = median_us(lambda i: [y.copy_(x) for _ in range(20)], 1, iters=11, warmup=2) / 20
+    report("copy b2b (per call)", "bf16 8192x8192", b2b, 2 * nb)
+    b2b = median_us(lambda i: [F.rms_norm(x, (8192,), w, 1e-6) for _ in range(20)], 1, iters=11,
+                    warmup=2) / 20
+    report("rms_norm b2b (per call)", "bf16 8192x8192", b2b, 2 * nb + 8192 * 2)
     for rows, hidden in [(64, 4096), (16384, 4096), (8192, 8192)]:
         nb = rows * hidden * 2
         c = copies_for(2 * nb)

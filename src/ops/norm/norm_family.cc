@@ -1,6 +1,8 @@
 // The `norm` op family: RMSNorm, fused add + RMSNorm and LayerNorm over rows.
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "src/ops/norm/norm_spec.h"
 #include "src/spec/family.h"
 #include "src/spec/spec_factory.h"
@@ -42,6 +44,12 @@ const spec::OpFamily* NormFamily() {
         spec::BoolField("streaming", true, "cs", "evict-first hints on activation traffic"),
         spec::BoolField("prefetch", true, "pf",
                         "load the next row group before reducing the current one"),
+        spec::BoolField("wprefetch", false, "wp",
+                        "one-row-per-block kernel: prefetch the weights into L1 before the "
+                        "reduction"),
+        spec::BoolField("grid_stride", false, "gs",
+                        "without prefetch: the resident-grid loop instead of one row group per "
+                        "block (the previous kernel, kept for comparison)"),
     };
     f.check = [](const spec::Json& s) {
       const int threads = s["threads"].get<int>(), rows = s["rows"].get<int>();
@@ -65,12 +73,14 @@ const spec::OpFamily* NormFamily() {
           "  static constexpr int kThreads = {};\n  static constexpr int kRows = {};\n"
           "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n"
           "  static constexpr bool kGemma = {};\n  static constexpr bool kStreaming = {};\n"
-          "  static constexpr bool kPrefetch = {};\n",
+          "  static constexpr bool kPrefetch = {};\n  static constexpr bool kGridStride = {};\n  "
+          "static constexpr bool kPrefetchWeights = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           spec::CxxType(s["wdtype"].get<std::string>()),
           kind == "rms" ? "kRms" : (kind == "fused_add" ? "kFusedAdd" : "kLayer"),
           s["threads"].get<int>(), s["rows"].get<int>(), s["vec"].get<int>(), s["items"].get<int>(),
-          s["gemma"].get<bool>(), s["streaming"].get<bool>(), s["prefetch"].get<bool>());
+          s["gemma"].get<bool>(), s["streaming"].get<bool>(), s["prefetch"].get<bool>(),
+          s["grid_stride"].get<bool>(), s["wprefetch"].get<bool>());
     };
     return f;
   }();
@@ -98,7 +108,9 @@ Result<VariantSpec> NormSpec::ToVariant() const {
                                      {"items", items},
                                      {"gemma", gemma != 0},
                                      {"streaming", streaming != 0},
-                                     {"prefetch", prefetch != 0}});
+                                     {"prefetch", prefetch != 0},
+                                     {"grid_stride", grid_stride != 0},
+                                     {"wprefetch", wprefetch != 0}});
 }
 
 NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, int vec, bool gemma) {
@@ -109,28 +121,35 @@ NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, in
   s.vec = static_cast<uint8_t>(vec);
   s.gemma = gemma;
   const int64_t accesses = (hidden + vec - 1) / vec;
-  if (accesses <= 128) {
-    // Short rows (QK-norm, small hidden): a sub-warp per row, 256 threads per block.
-    const int threads = NextPow2(accesses < 32 ? accesses : 32);
+  if (accesses <= 32) {
+    // QK-norm and other short rows: two accesses per thread, sub-warps of up to 16 threads per
+    // row, 256-thread blocks over a resident grid that prefetches the next rows (H200,
+    // 2026-11-29: 16384x32x128 at 3.53 TB/s against 3.40 with one access per thread).
+    const int threads = std::max(1, NextPow2(accesses) / 2);
     s.threads = static_cast<uint16_t>(threads);
     s.rows = static_cast<uint8_t>(std::min(64, 256 / threads));
     s.items = static_cast<uint8_t>(NextPow2((accesses + threads - 1) / threads));
     return s;
   }
-  // One block per row, one row per block, no prefetch: measured best on the H200 (2026-11-29,
-  // docs/perf/layer_ops.md) for RMSNorm with eight 16-byte accesses per thread (hidden 4096 to
-  // 16384) and fused add with four (hidden 4096 to 8192). Elsewhere: four accesses per thread
-  // over a resident grid that prefetches the next row.
-  if (kind == NormKind::kRms && accesses >= 512 && accesses <= 2048) {
-    s.threads = static_cast<uint16_t>(NextPow2((accesses + 7) / 8));
-    s.items = 8;
-    s.prefetch = 0;
+  if (accesses <= 128) {
+    // Short rows (small hidden): a warp per row, 256 threads per block.
+    s.threads = 32;
+    s.rows = 8;
+    s.items = static_cast<uint8_t>(NextPow2((accesses + 31) / 32));
     return s;
   }
-  if (kind == NormKind::kFusedAdd && accesses >= 512 && accesses <= 1024) {
-    s.threads = static_cast<uint16_t>(NextPow2((accesses + 3) / 4));
-    s.items = 4;
+  // One block per row (grid = rows) through the resident-grid loop, no prefetch: measured best
+  // on the H200 (2026-11-29, docs/perf/layer_ops.md) for RMSNorm with eight accesses per thread
+  // (hidden 4096 to 16384) and fused add with four (hidden 4096 to 8192), ahead of the
+  // one-row-per-block kernel with fewer registers (norm_one_pass.cuh) and of the prefetching
+  // resident grid. Elsewhere: four accesses per thread over a resident grid that prefetches.
+  if ((kind == NormKind::kRms && accesses >= 512 && accesses <= 2048) ||
+      (kind == NormKind::kFusedAdd && accesses >= 512 && accesses <= 1024)) {
+    const int per_thread = kind == NormKind::kRms ? 8 : 4;
+    s.threads = static_cast<uint16_t>(NextPow2((accesses + per_thread - 1) / per_thread));
+    s.items = static_cast<uint8_t>(per_thread);
     s.prefetch = 0;
+    s.grid_stride = 1;
     return s;
   }
   int threads = NextPow2((accesses + 3) / 4);

@@ -22,9 +22,11 @@ struct NormSpec {
   uint8_t items = 4;  // accesses kept in registers per thread; 0 = streaming
   uint8_t rows = 1;   // rows per block (only with threads <= 32)
   uint8_t gemma = 0;
-  uint8_t streaming = 1;   // evict-first hints
-  uint16_t threads = 256;  // threads per row
-  uint8_t prefetch = 1;    // load the next row group early (grid of resident blocks)
+  uint8_t streaming = 1;    // evict-first hints
+  uint16_t threads = 256;   // threads per row
+  uint8_t prefetch = 1;     // load the next row group early (grid of resident blocks)
+  uint8_t grid_stride = 0;  // with prefetch = 0: the resident-grid loop (one block per row)
+  uint8_t wprefetch = 0;    // one-pass kernel: weights prefetched into L1 before the reduction
   uint8_t pad_ = 0;
 
   Result<VariantSpec> ToVariant() const;
