@@ -101,14 +101,19 @@ struct SliceView {
     return {other, begin, end, reinterpret_cast<typename Src2::Raw*>(cache), cache_vecs, filling};
   }
   FLASHJIT_DEVICE int64_t Slot(int64_t e) const { return (e - begin) / V::kVec; }
+  // Without V::kCache the variant has no cache (cache_vecs is 0): plain loads, no test.
   FLASHJIT_DEVICE Raw Load(int64_t e) const {
-    const int64_t i = Slot(e);
-    if (!*filling && i < cache_vecs) return cache[i];
+    if constexpr (V::kCache) {
+      const int64_t i = Slot(e);
+      if (!*filling && i < cache_vecs) return cache[i];
+    }
     return src.Load(e);
   }
   FLASHJIT_DEVICE void Stash(int64_t e, const Raw& r) const {
-    const int64_t i = Slot(e);
-    if (*filling && i < cache_vecs) cache[i] = r;
+    if constexpr (V::kCache) {
+      const int64_t i = Slot(e);
+      if (*filling && i < cache_vecs) cache[i] = r;
+    }
   }
   FLASHJIT_DEVICE void Weights(const Raw& r, float (&w)[V::kVec], bool& bad) const {
     src.Weights(r, w, bad);

@@ -37,6 +37,8 @@ const spec::OpFamily* SamplingFamily() {
         spec::IntField("vec", {1, 2, 4}, 4, "v", "elements per vector access"),
         spec::IntField("cluster", {1, 2, 4, 8}, 1, "c",
                        "blocks per row: a thread-block cluster (sm_90+) when > 1"),
+        spec::BoolField("cache", false, "sc",
+                        "blocks keep their slice in dynamic shared memory after the first pass"),
     };
     f.entries = {{"flashjit_sampling", "flashjit::sampling::sample_rows",
                   "flashjit::sampling::SamplingParams", "Variant::kThreads, Variant::kMinBlocks"}};
@@ -60,14 +62,15 @@ const spec::OpFamily* SamplingFamily() {
           "  static constexpr int kFilter = {};\n  static constexpr int kOutput = {};\n"
           "  static constexpr int kThreads = {};\n  static constexpr int kVec = {};\n"
           "  static constexpr bool kKeysAreLogits = {};\n"
-          "  static constexpr int kCluster = {};\n  static constexpr int kMinBlocks = {};\n",
+          "  static constexpr int kCluster = {};\n  static constexpr int kMinBlocks = {};\n"
+          "  static constexpr bool kCache = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           IndexOf(kInputs, 2, s["input"].get<std::string>()),
           IndexOf(kFilters, 6, s["filter"].get<std::string>()),
           IndexOf(kOutputs, 3, s["output"].get<std::string>()), s["threads"].get<int>(),
           s["vec"].get<int>(), s["output"].get<std::string>() == "mask", s["cluster"].get<int>(),
           // Cluster variants run several blocks per SM (1024 threads): cap registers at 64.
-          s["cluster"].get<int>() > 1 ? 1024 / s["threads"].get<int>() : 1);
+          s["cluster"].get<int>() > 1 ? 1024 / s["threads"].get<int>() : 1, s["cache"].get<bool>());
     };
     return f;
   }();
@@ -110,7 +113,8 @@ Result<VariantSpec> SamplingSpec::ToVariant() const {
                                      {"output", kOutputs[static_cast<int>(output)]},
                                      {"threads", threads},
                                      {"vec", vec},
-                                     {"cluster", cluster}});
+                                     {"cluster", cluster},
+                                     {"cache", cache != 0}});
 }
 
 Result<VariantSpec> SpeculativeSpec::ToVariant() const {

@@ -159,6 +159,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
                     launch.cluster));
   spec.threads = static_cast<uint16_t>(launch.threads);
   spec.cluster = static_cast<uint8_t>(launch.cluster);
+  spec.cache = launch.cache_vecs > 0 ? 1 : 0;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   sampling::SamplingParams p{};

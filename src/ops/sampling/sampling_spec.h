@@ -31,6 +31,8 @@ struct SamplingSpec {
   uint16_t threads = 1024;
   uint8_t vec = 4;
   uint8_t cluster = 1;  // blocks per row (a thread-block cluster when > 1)
+  uint8_t cache = 0;    // 1: blocks keep (part of) their slice in dynamic shared memory
+  uint8_t pad_ = 0;
 
   Result<VariantSpec> ToVariant() const;
 };
