@@ -92,7 +92,8 @@ void Bench(Engine& engine, K kind, int64_t rows, int64_t heads, int64_t dim,
       heads ? fmt::format("bf16 {}x{}x{}", rows, heads, dim) : fmt::format("bf16 {}x{}", rows, dim);
   const double moved = (fused ? 4.0 : 2.0) * bytes + dim * (layer ? 8 : 2);
   const ops::NormSpec chosen =
-      force ? *force : ops::ChooseNorm(kind, kDt, wdt, dim, 8, /*gemma=*/false);
+      force ? *force
+            : ops::ChooseNorm(kind, kDt, wdt, dim, 8, /*gemma=*/false, rows * (heads ? heads : 1));
   std::string note = fmt::format("{} {}", force ? "sweep" : "default", Describe(chosen));
   if (b2b && us_b2b > 0)
     note += fmt::format("  b2b {:.2f} us {:.3f} TB/s", us_b2b, moved / (us_b2b * 1e-6) / 1e12);

@@ -113,7 +113,8 @@ Result<VariantSpec> NormSpec::ToVariant() const {
                                      {"wprefetch", wprefetch != 0}});
 }
 
-NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, int vec, bool gemma) {
+NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, int vec, bool gemma,
+                    int64_t rows) {
   NormSpec s;
   s.dtype = dtype;
   s.wdtype = wdtype;
@@ -121,41 +122,49 @@ NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, in
   s.vec = static_cast<uint8_t>(vec);
   s.gemma = gemma;
   const int64_t accesses = (hidden + vec - 1) / vec;
+  // Measured on the H200 (2026-11-29, docs/perf/layer_ops.md, "Session 2").
   if (accesses <= 32) {
-    // QK-norm and other short rows: two accesses per thread, sub-warps of up to 16 threads per
-    // row, 256-thread blocks over a resident grid that prefetches the next rows (H200,
-    // 2026-11-29: 16384x32x128 at 3.53 TB/s against 3.40 with one access per thread).
-    const int threads = std::max(1, NextPow2(accesses) / 2);
+    // QK-norm and other short rows: four accesses per thread, up to 8 threads per row,
+    // 256-thread blocks over a resident grid that prefetches the next rows (16384x32x128:
+    // 73.0 us against 75.9 with two accesses per thread and 77.8 with one).
+    const int threads = std::max(1, NextPow2(accesses) / 4);
     s.threads = static_cast<uint16_t>(threads);
     s.rows = static_cast<uint8_t>(std::min(64, 256 / threads));
     s.items = static_cast<uint8_t>(NextPow2((accesses + threads - 1) / threads));
     return s;
   }
   if (accesses <= 128) {
-    // Short rows (small hidden): a warp per row, 256 threads per block.
+    // Short rows (small hidden): a warp per row, 8 rows per block.
     s.threads = 32;
     s.rows = 8;
     s.items = static_cast<uint8_t>(NextPow2((accesses + 31) / 32));
     return s;
   }
-  // One block per row (grid = rows) through the resident-grid loop, no prefetch: measured best
-  // on the H200 (2026-11-29, docs/perf/layer_ops.md) for RMSNorm with eight accesses per thread
-  // (hidden 4096 to 16384) and fused add with four (hidden 4096 to 8192), ahead of the
-  // one-row-per-block kernel with fewer registers (norm_one_pass.cuh) and of the prefetching
-  // resident grid. Elsewhere: four accesses per thread over a resident grid that prefetches.
-  if ((kind == NormKind::kRms && accesses >= 512 && accesses <= 2048) ||
-      (kind == NormKind::kFusedAdd && accesses >= 512 && accesses <= 1024)) {
-    const int per_thread = kind == NormKind::kRms ? 8 : 4;
-    s.threads = static_cast<uint16_t>(NextPow2((accesses + per_thread - 1) / per_thread));
-    s.items = static_cast<uint8_t>(per_thread);
+  // One block per row with the row in registers (norm_one_pass.cuh), up to 4096 accesses.
+  if (accesses <= 4096) {
+    int threads;
+    if (rows <= 128) {
+      // Fewer rows than SMs: latency, not bandwidth. One access per thread (64x4096: 7.5 us
+      // against 9.4 with eight).
+      threads = std::min<int>(1024, NextPow2(accesses));
+    } else if (kind != NormKind::kLayer && accesses <= 1024) {
+      // 128 threads, up to 8 accesses each (rms 8192x8192 73.8 us, 16384x4096 71.6 us; fused
+      // add 137.4 / 136.5 us).
+      threads = 128;
+    } else {
+      // Four accesses per thread (rms 4096x16384 72.3 us; layernorm with f32 gamma and beta,
+      // 8192x8192, 73.3 us against 82.6 for the prefetching resident grid).
+      threads = std::max(32, std::min(1024, NextPow2((accesses + 3) / 4)));
+    }
+    s.threads = static_cast<uint16_t>(threads);
+    s.items = static_cast<uint8_t>(NextPow2((accesses + threads - 1) / threads));
     s.prefetch = 0;
-    s.grid_stride = 1;
     return s;
   }
-  int threads = NextPow2((accesses + 3) / 4);
-  threads = threads < 64 ? 64 : (threads > 1024 ? 1024 : threads);
-  const int64_t items = (accesses + threads - 1) / threads;
-  s.threads = static_cast<uint16_t>(threads);
+  // Longer rows: 1024 threads over a resident grid that prefetches the next row (up to 16
+  // accesses per thread), else the streaming two-pass kernel.
+  const int64_t items = (accesses + 1023) / 1024;
+  s.threads = 1024;
   s.rows = 1;
   s.items = items > 16 ? 0 : static_cast<uint8_t>(NextPow2(items));
   return s;

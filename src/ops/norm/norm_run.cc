@@ -87,7 +87,7 @@ Status RunNorm(Engine& engine, const NormArgs& a, void* stream, const NormSpec* 
   };
   while (vec > 1 && !(aligned(a.weight.data) && (!layer || aligned(a.bias.data)))) vec /= 2;
 
-  NormSpec spec = ChooseNorm(a.kind, in.dtype, a.weight.dtype, hidden, vec, a.gemma);
+  NormSpec spec = ChooseNorm(a.kind, in.dtype, a.weight.dtype, hidden, vec, a.gemma, rows);
   if (force) {
     const NormSpec chosen = spec;
     spec = *force;

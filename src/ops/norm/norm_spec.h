@@ -32,7 +32,8 @@ struct NormSpec {
   Result<VariantSpec> ToVariant() const;
 };
 
-// The variant for rows of `hidden` elements accessed `vec` at a time.
-NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, int vec, bool gemma);
+// The variant for `rows` rows of `hidden` elements accessed `vec` at a time.
+NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, int vec, bool gemma,
+                    int64_t rows);
 
 }  // namespace flashjit::ops
