@@ -84,7 +84,8 @@ const spec::OpFamily* SpeculativeFamily() {
     f.doc = "Chain speculative sampling: accept draft tokens, resample the first rejection";
     f.header = "sampling/speculative.cuh";
     f.fields = {
-        spec::IntField("threads", {32, 64, 128, 256, 512, 1024}, 1024, "t", "threads per row"),
+        // The op launches at most 512 threads (two rows per access: 1024 would spill 384 B).
+        spec::IntField("threads", {32, 64, 128, 256, 512, 1024}, 512, "t", "threads per row"),
         spec::IntField("vec", {1, 2, 4}, 4, "v", "elements per vector access"),
     };
     f.entries = {{"flashjit_chain_speculative", "flashjit::sampling::chain_speculative",
