@@ -95,17 +95,19 @@ int main(int argc, char** argv) {
     TensorView cache = TensorView::Contiguous(pool, s.kv, {n_pages, 2, ps, hkv, d});
     TensorView k, v;
     Check(SplitKVCache(cache, &k, &v));
-    double us = bench::MedianMicros(
-        [&](int i) {
-          const int c = i % copies;
-          Check((*w)->Run(TensorView::Contiguous(qs[c], DType::kBF16, {s.b, hq, d}), k, v,
-                          TensorView::Contiguous(tables[c], DType::kI32, {pages}),
-                          TensorView::Contiguous(outs[c], DType::kBF16, {s.b, hq, d})));
-        },
-        30, 5);
-    bench::Report(
-        "decode", fmt::format("{} B={} L={}", s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len),
-        us, double(kv_bytes), 0, fmt::format("stages {}", ops::DecodeStages(d, DTypeBytes(s.kv))));
+    const auto run = [&](int i) {
+      const int c = i % copies;
+      Check((*w)->Run(TensorView::Contiguous(qs[c], DType::kBF16, {s.b, hq, d}), k, v,
+                      TensorView::Contiguous(tables[c], DType::kI32, {pages}),
+                      TensorView::Contiguous(outs[c], DType::kBF16, {s.b, hq, d})));
+    };
+    const double us = bench::MedianMicros(run, 30, 5);
+    const double b2b = bench::BackToBackMicros(run, 30);
+    bench::Report("decode",
+                  fmt::format("{} B={} L={}", s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len),
+                  us, double(kv_bytes), 0,
+                  fmt::format("stages {}", ops::DecodeStages(d, DTypeBytes(s.kv))) +
+                      bench::BackToBackNote(b2b, double(kv_bytes)));
   }
   // Single-request decode (contiguous KV, split over the SMs).
   for (int len : {1024, 4096, 16384, 32768}) {
@@ -117,18 +119,18 @@ int main(int argc, char** argv) {
     const int64_t kv_elems = int64_t(len) * hkv * d;
     const int copies =
         bench::DryRun() ? 1 : int(std::clamp<int64_t>((1LL << 30) / (kv_elems * 4), 1, 16));
-    double us = bench::MedianMicros(
-        [&](int i) {
-          char* base = static_cast<char*>(pool) + (i % copies) * kv_elems * 4;
-          Check(
-              SingleDecode(engine, TensorView::Contiguous(q, DType::kBF16, {hq, d}),
-                           TensorView::Contiguous(base, DType::kBF16, {len, hkv, d}),
-                           TensorView::Contiguous(base + kv_elems * 2, DType::kBF16, {len, hkv, d}),
-                           TensorView::Contiguous(out, DType::kBF16, {hq, d}), {}, KVLayout::kNHD,
-                           {}, sws, wsb));
-        },
-        30, 5);
-    bench::Report("single_decode", fmt::format("bf16 L={}", len), us, double(kv_elems) * 4);
+    const auto run = [&](int i) {
+      char* base = static_cast<char*>(pool) + (i % copies) * kv_elems * 4;
+      Check(SingleDecode(engine, TensorView::Contiguous(q, DType::kBF16, {hq, d}),
+                         TensorView::Contiguous(base, DType::kBF16, {len, hkv, d}),
+                         TensorView::Contiguous(base + kv_elems * 2, DType::kBF16, {len, hkv, d}),
+                         TensorView::Contiguous(out, DType::kBF16, {hq, d}), {}, KVLayout::kNHD, {},
+                         sws, wsb));
+    };
+    const double us = bench::MedianMicros(run, 30, 5);
+    const double b2b = bench::BackToBackMicros(run, 30);
+    bench::Report("single_decode", fmt::format("bf16 L={}", len), us, double(kv_elems) * 4, 0,
+                  bench::BackToBackNote(b2b, double(kv_elems) * 4));
   }
   return 0;
 }

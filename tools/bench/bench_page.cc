@@ -26,28 +26,6 @@ void* UploadI32(const std::vector<int32_t>& v) {
   return p;
 }
 
-// GPU time per call of `iters` calls enqueued back to back (events around the whole batch, one
-// sync): the host enqueue of a call hides behind the previous kernel, so for kernels longer than
-// the enqueue this is the kernel's own time. MedianMicros (bench_util) syncs after every call, so
-// its figure also holds the host enqueue (several µs): both are reported.
-double BackToBackMicros(const std::function<void(int)>& fn, int iters = 50) {
-  if (bench::DryRun()) return 0;
-  const auto& d = **runtime::Driver();
-  for (int i = 0; i < 5; ++i) fn(i);
-  CUevent start, stop;
-  d.cuEventCreate(&start, CU_EVENT_DEFAULT);
-  d.cuEventCreate(&stop, CU_EVENT_DEFAULT);
-  d.cuEventRecord(start, nullptr);
-  for (int i = 0; i < iters; ++i) fn(i);
-  d.cuEventRecord(stop, nullptr);
-  d.cuEventSynchronize(stop);
-  float ms = 0;
-  d.cuEventElapsedTime(&ms, start, stop);
-  d.cuEventDestroy(start);
-  d.cuEventDestroy(stop);
-  return ms * 1000.0 / iters;
-}
-
 // `force`: time that kernel form instead of the chooser's pick.
 void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType cache_dt,
            const ops::AppendKvSpec* force = nullptr, int64_t heads = 8, int64_t dim = 128,
@@ -109,13 +87,12 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
     if (!s.ok()) throw std::runtime_error(s.ToString());
   };
   const double us = bench::MedianMicros(call);
-  const double b2b = BackToBackMicros(call);
+  const double b2b = bench::BackToBackMicros(call);
   const double moved = 2.0 * row_bytes + 2.0 * nnz * heads * dim * cb + nnz * 8.0;
   std::string note = force ? fmt::format("sweep {} t{} i{}", force->tokens ? "tokens" : "item",
                                          force->threads, force->items)
                            : std::string("default");
-  note += fmt::format(" | back-to-back {:.2f} us {:.3f} TB/s", b2b,
-                      b2b > 0 ? moved / (b2b * 1e-6) / 1e12 : 0.0);
+  note += bench::BackToBackNote(b2b, moved);
   bench::Report("append_paged_kv",
                 fmt::format("{} nnz {} reqs {} h {} d {} page {} {}", DTypeName(cache_dt), nnz,
                             batch, heads, dim, page, nhd ? "NHD" : "HND"),

@@ -27,28 +27,6 @@ void* UploadI32(const std::vector<int32_t>& v) {
   return p;
 }
 
-// GPU time per call of `iters` calls enqueued back to back (events around the whole batch, one
-// sync): the host enqueue of a call hides behind the previous kernel, so for kernels longer than
-// the enqueue this is the kernel's own time. MedianMicros (bench_util) syncs after every call, so
-// its figure also holds the host enqueue (several µs): both are reported.
-double BackToBackMicros(const std::function<void(int)>& fn, int iters = 50) {
-  if (bench::DryRun()) return 0;
-  const auto& d = **runtime::Driver();
-  for (int i = 0; i < 5; ++i) fn(i);
-  CUevent start, stop;
-  d.cuEventCreate(&start, CU_EVENT_DEFAULT);
-  d.cuEventCreate(&stop, CU_EVENT_DEFAULT);
-  d.cuEventRecord(start, nullptr);
-  for (int i = 0; i < iters; ++i) fn(i);
-  d.cuEventRecord(stop, nullptr);
-  d.cuEventSynchronize(stop);
-  float ms = 0;
-  d.cuEventElapsedTime(&ms, start, stop);
-  d.cuEventDestroy(start);
-  d.cuEventDestroy(stop);
-  return ms * 1000.0 / iters;
-}
-
 // `force` (pos_ids forms only): time that kernel instead of the chooser's pick.
 void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64_t dim,
            const ops::RopeSpec* force = nullptr) {
@@ -124,7 +102,7 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
     if (!s.ok()) throw std::runtime_error(s.ToString());
   };
   const double us = bench::MedianMicros(call);
-  const double b2b = BackToBackMicros(call);
+  const double b2b = bench::BackToBackMicros(call);
   double moved = 2.0 * (qb + kb) + (form == Form::kIndptr ? 0 : nnz * 4.0);
   if (form == Form::kCache) moved += nnz * dim * 4.0;  // one cos/sin row per token
   std::string note = !force               ? std::string("default")
@@ -133,8 +111,7 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
                          ? fmt::format("sweep tile w{} i{}", force->warps, force->items)
                          : fmt::format("sweep row w{} i{} slots {}{}", force->warps, force->items,
                                        force->slots, force->full_grid ? " full grid" : "");
-  note += fmt::format(" | back-to-back {:.2f} us {:.3f} TB/s", b2b,
-                      b2b > 0 ? moved / (b2b * 1e-6) / 1e12 : 0.0);
+  note += bench::BackToBackNote(b2b, moved);
   bench::Report(names[static_cast<int>(form)],
                 fmt::format("bf16 nnz {} h {}/{} d {}", nnz, hq, hk, dim), us, moved, 0, note);
 }

@@ -92,11 +92,14 @@ int main(int argc, char** argv) {
             {"softmax", [&](int i) { return Softmax(e, probs(i), o, 1.f); }},
         };
         for (const Op& op : ops) {
-          double us = bench::MedianMicros([&](int i) { Check(op.run(i)); }, 50, 5);
+          const auto run = [&](int i) { Check(op.run(i)); };
+          const double us = bench::MedianMicros(run, 50, 5);
+          const double b2b = bench::BackToBackMicros(run, 50);
           bench::Report(
               "sampling",
               fmt::format("{} B={} V={} std{}", op.name, batch, vocab, static_cast<int>(stddev)),
-              us, static_cast<double>(bytes));
+              us, static_cast<double>(bytes), 0,
+              bench::BackToBackNote(b2b, static_cast<double>(bytes)));
         }
       }
     }

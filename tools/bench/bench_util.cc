@@ -72,16 +72,42 @@ double MedianMicros(const std::function<void(int)>& fn, int iters, int warmup) {
   return times[times.size() / 2] * 1000.0;
 }
 
+double BackToBackMicros(const std::function<void(int)>& fn, int iters) {
+  if (g_dry) return 0;
+  const auto& d = Api();
+  for (int i = 0; i < 5; ++i) fn(i);
+  CUevent start, stop;
+  d.cuEventCreate(&start, CU_EVENT_DEFAULT);
+  d.cuEventCreate(&stop, CU_EVENT_DEFAULT);
+  d.cuEventRecord(start, nullptr);
+  for (int i = 0; i < iters; ++i) fn(i);
+  d.cuEventRecord(stop, nullptr);
+  d.cuEventSynchronize(stop);
+  float ms = 0;
+  d.cuEventElapsedTime(&ms, start, stop);
+  d.cuEventDestroy(start);
+  d.cuEventDestroy(stop);
+  if (CUresult rc = d.cuCtxSynchronize(); rc != CUDA_SUCCESS)
+    throw std::runtime_error(runtime::CudaStatus(rc, "benchmark kernels").ToString());
+  return ms * 1000.0 / iters;
+}
+
+std::string BackToBackNote(double micros, double bytes) {
+  return fmt::format(" | back-to-back {:.2f} us {:.3f} TB/s", micros,
+                     micros > 0 ? bytes / (micros * 1e-6) / 1e12 : 0.0);
+}
+
 void Report(const std::string& bench, const std::string& shape, double micros, double bytes,
             double flops, const std::string& note) {
   if (g_dry) return;
   const double tbs = micros > 0 ? bytes / (micros * 1e-6) / 1e12 : 0;
   const double tflops = micros > 0 ? flops / (micros * 1e-6) / 1e12 : 0;
-  std::string line = fmt::format("{}\t{}\t{:.2f}\t{:.3f}\t{:.1f}\t{}", bench, shape, micros, tbs,
-                                 tflops, note);
-  fmt::print("{:<22} {:<40} {:>9.2f} us {:>6.3f} TB/s {:>7.1f} TFLOP/s  {}\n", bench, shape,
-             micros, tbs, tflops, note);
-  if (const char* out = std::getenv("OUT")) std::ofstream(std::string(out) + "/" + bench + ".tsv", std::ios::app) << line << "\n";
+  std::string line =
+      fmt::format("{}\t{}\t{:.2f}\t{:.3f}\t{:.1f}\t{}", bench, shape, micros, tbs, tflops, note);
+  fmt::print("{:<22} {:<40} {:>9.2f} us {:>6.3f} TB/s {:>7.1f} TFLOP/s  {}\n", bench, shape, micros,
+             tbs, tflops, note);
+  if (const char* out = std::getenv("OUT"))
+    std::ofstream(std::string(out) + "/" + bench + ".tsv", std::ios::app) << line << "\n";
 }
 
 void* DeviceAlloc(size_t bytes) {

@@ -21,6 +21,16 @@ bool DryRun();
 // events around each call after `warmup` calls. In dry run, calls fn(0) once and returns 0.
 double MedianMicros(const std::function<void(int)>& fn, int iters = 50, int warmup = 5);
 
+// GPU time per call of `iters` calls of `fn(i)` enqueued back to back (events around the whole
+// batch, one sync): each call's host enqueue hides behind the previous kernel, so for kernels
+// longer than the enqueue this is the kernel's own time, as a CUDA graph replay would see it.
+// MedianMicros syncs after every call, so its figure also holds the host enqueue (4-6 µs).
+// Returns 0 in dry run.
+double BackToBackMicros(const std::function<void(int)>& fn, int iters = 50);
+
+// " | back-to-back X us Y TB/s": the note benchmarks append beside a MedianMicros figure.
+std::string BackToBackNote(double micros, double bytes);
+
 // One line of the result table, also appended to $OUT/<bench>.tsv when OUT is set.
 void Report(const std::string& bench, const std::string& shape, double micros, double bytes,
             double flops = 0, const std::string& note = "");

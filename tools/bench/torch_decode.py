@@ -5,7 +5,9 @@ flash backend) with contiguous KV, bf16, 32 query / 8 kv heads, head_dim 128.
 GQA is expressed without copying K/V: the group of 4 query heads that share a kv head becomes
 the query length, q [B, 8, 4, 128] against k, v [B, 8, L, 128] (no mask: a decode query sees
 every key), so exactly K + V are read. The enable_gqa form is timed too where it runs.
-Median of event-timed runs, rotating over input copies when a shape's KV is small."""
+Median of event-timed runs (a sync after each call, so the host enqueue is counted, as in
+bench_decode's first figure), rotating over input copies when a shape's KV is small; and the
+GPU time per call of calls enqueued back to back (bench_decode's back-to-back figure)."""
 import sys
 
 import torch
@@ -29,11 +31,23 @@ def median_us(fn, copies, iters=30, warmup=5):
     return times[len(times) // 2]
 
 
+def b2b_us(fn, copies, iters=30, warmup=5):
+    for i in range(warmup):
+        fn(i % copies)
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for i in range(iters):
+        fn(i % copies)
+    e.record()
+    e.synchronize()
+    return s.elapsed_time(e) * 1000 / iters
+
+
 def main():
     dev = torch.device("cuda")
     print(f"torch {torch.__version__} cudnn {torch.backends.cudnn.version()} "
           f"{torch.cuda.get_device_name()}")
-    print(f"{'backend':<14} {'shape':<16} {'us':>9} {'TB/s':>7}")
+    print(f"{'backend':<24} {'shape':<14} {'us':>9} {'TB/s':>7} {'b2b us':>9} {'TB/s':>7}")
     for b in (1, 16, 64, 256):
         for length in (1024, 4096, 16384, 32768):
             kv_bytes = b * length * HKV * D * 2 * 2
@@ -54,8 +68,10 @@ def main():
                                 fn = lambda c: torch.nn.functional.scaled_dot_product_attention(
                                     q1[c], ks[c], vs[c], enable_gqa=True)
                             us = median_us(fn, copies)
+                            bb = b2b_us(fn, copies)
                         print(f"{name + ':' + form:<24} B={b} L={length:<6} {us:9.2f} "
-                              f"{kv_bytes / us / 1e6:7.3f}", flush=True)
+                              f"{kv_bytes / us / 1e6:7.3f} {bb:9.2f} {kv_bytes / bb / 1e6:7.3f}",
+                              flush=True)
                     except Exception as ex:  # noqa: BLE001 - report and go on
                         print(f"{name + ':' + form:<24} B={b} L={length:<6} unavailable: "
                               f"{str(ex).splitlines()[0][:80]}", flush=True)
