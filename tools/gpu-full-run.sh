@@ -37,7 +37,7 @@ export LD_LIBRARY_PATH="$PWD/$stage${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # memcheck: the whole suite but its two longest sweeps (1 M draws per case; every tuning variant).
 heavy='~"norm: every swept variant matches the reference"~"sampling ops draw from the exact filtered distribution"'
 section() { echo; echo "==== $* ($(date +%T))"; }
-skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench torch" leaves those sections out
+skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench torch python sanitize" leaves those out
 {
   section device
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
@@ -60,7 +60,7 @@ skip torch || {
     timeout 120 python3 "tools/bench/torch_$t.py"
   done
 } 2>&1 | tee "$out/torch.log"
-{
+skip python || {
   section pytest
   # test_packed_call / test_signed_bundles / test_library compile their dry-run kernels with
   # NVRTC here (tens of seconds): hence the longer limit.
@@ -72,7 +72,7 @@ skip torch || {
   section "python overhead, dry run (host cost without the launch, same CPU)"
   timeout 120 python3 tools/bench/python_overhead.py --dry-run
 } 2>&1 | tee "$out/python.log"
-{
+skip sanitize || {
   section "memcheck"
   FLASHJIT_DISABLE_JIT=1 timeout 230 compute-sanitizer --tool memcheck --error-exitcode 3 \
     "$stage/flashjit_gpu_tests" "${MEMCHECK_TESTS:-$heavy}" 2>&1 | tail -8
