@@ -34,15 +34,15 @@ mkdir -p "$out"
 export FLASHJIT_CACHE_DIR="$PWD/$stage/gpu-cache" FLASHJIT_LIBRARY="$PWD/$stage/libflashjit.so"
 export FLASHJIT_C_OVERHEAD="$PWD/$stage/flashjit_c_overhead" PYTHONUNBUFFERED=1
 export LD_LIBRARY_PATH="$PWD/$stage${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-# memcheck: the whole suite but its two longest sweeps (1 M draws per case; every tuning variant).
-heavy='~"norm: every swept variant matches the reference"~"sampling ops draw from the exact filtered distribution"'
+# memcheck: the whole suite but its longest cases (1 M draws per case; every tuning variant; 16k tokens).
+heavy='~"norm: every swept variant matches the reference"~"sampling ops draw from the exact filtered distribution"~"sampling from fp16 / bf16 logits draws from the exact distribution"~"cluster-split rows draw from the exact filtered distribution"~"append_paged_kv_cache: 1 to 16k tokens, every kernel form"~"rope: 16k tokens, every form, against the fp64 reference"~"rmsnorm at 16k tokens"~"fused add, layernorm and QK-norm at 16k tokens"'
 section() { echo; echo "==== $* ($(date +%T))"; }
 skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench torch python sanitize" leaves those out
 {
   section device
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
   section "GPU tests (JIT disabled, no compile allowed)"
-  FLASHJIT_DISABLE_JIT=1 FLASHJIT_EXPECT_NO_COMPILE=1 timeout 200 "$stage/flashjit_gpu_tests" --durations yes
+  FLASHJIT_DISABLE_JIT=1 FLASHJIT_EXPECT_NO_COMPILE=1 timeout 420 "$stage/flashjit_gpu_tests" --durations yes
   echo "gpu tests exit: $?"
   section demo
   timeout 60 "$stage/flashjit_demo"
@@ -69,6 +69,8 @@ skip python || {
   timeout 60 python3 python/examples/llama_decode_step.py
   section "python overhead"
   timeout 90 python3 tools/bench/python_overhead.py
+  section "python call parts"
+  timeout 60 python3 tools/bench/python_call_parts.py
   section "python overhead, dry run (host cost without the launch, same CPU)"
   timeout 120 python3 tools/bench/python_overhead.py --dry-run
 } 2>&1 | tee "$out/python.log"

@@ -42,6 +42,10 @@ class FakeTorchTensor:
     def get_device(self):
         return self._device
 
+    @property
+    def device(self):  # what torch.empty(..., device=t.device) needs where torch exists
+        return f"cuda:{self._device}" if self._device >= 0 else "cpu"
+
     def element_size(self):
         return {"complex64": 8}.get(self.dtype, (_DTYPES.get(self.dtype) or (0, 8))[1] // 8)
 
