@@ -136,22 +136,25 @@ TEST_CASE("sampling launch choice: clusters and slice caches on sm_90", "[sampli
   CHECK(l.chunk == 16032);
   CHECK(l.threads == 512);
   CHECK(l.cache_vecs == 4008);
-  // B = 64: 2 blocks per row (128 blocks for 132 SMs), each alone on its SM: 160 KB of its
-  // 256 KB slice cached.
+  // B = 64: 2 blocks per row (128 blocks for 132 SMs); a 256 KB slice is not cached.
   l = ChooseSamplingLaunch(128256, 4, 4, 64, true, 132, 0, -1);
   CHECK(l.cluster == 2);
   CHECK(l.chunk == 64128);
   CHECK(l.threads == 512);
-  CHECK(l.cache_vecs == 163840 / 16);
+  CHECK(l.cache_vecs == 0);
   // B = 256 covers the SMs with one block per row; two blocks per SM: the row is not cached.
   l = ChooseSamplingLaunch(128256, 4, 4, 256, true, 132, 0, -1);
   CHECK(l.cluster == 1);
   CHECK(l.cache_vecs == 0);
-  // Without clusters: one block per row, the row (513 KB) cached in part (160 KB).
+  // Without clusters: one block per row; the 513 KB row is not cached.
   l = ChooseSamplingLaunch(128256, 4, 4, 64, false, 132, 0, -1);
   CHECK(l.cluster == 1);
   CHECK(l.chunk == 128256);
-  CHECK(l.cache_vecs == 163840 / 16);
+  CHECK(l.cache_vecs == 0);
+  // A 32 KB row, one block per row alone on its SM: cached whole.
+  l = ChooseSamplingLaunch(8000, 4, 4, 64, false, 132, 0, -1);
+  CHECK(l.cluster == 1);
+  CHECK(l.cache_vecs == 2000);
   // Small rows stay one block per row, cached whole.
   l = ChooseSamplingLaunch(1000, 4, 4, 64, true, 132, 0, -1);
   CHECK(l.cluster == 1);

@@ -139,9 +139,13 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
   // a cluster repeats a row's fixed cost (histogram merges, scans, cluster barriers), so rows
   // are split only while the blocks do not outnumber the SMs: 8 blocks per row at B = 1 (top-p
   // 40 us against 87 for one block), 2 at B = 64 (74 us; 4: 110, 8: 131), 1 at B = 256 (2: within
-  // 3%, 4 and 8: 1.2-1.8x slower). A block alone on its SM keeps up to 160 KB of its slice in
-  // shared memory (B = 64: 74 us against 78 without); with two per SM, slices of at most 64 KB;
-  // with more, none (caching cost occupancy: B = 256 with 2 blocks per row, 259 against 232).
+  // 3%, 4 and 8: 1.2-1.8x slower). A slice of at most 64 KB is kept in shared memory while at
+  // most two blocks share an SM (B = 1, 8 blocks per row: top-p 40.2 us against 40.9 without);
+  // a larger slice is not cached at all: caching 160 KB of B = 64's 256 KB slices cost more
+  // than it saved once uncached kernels lost their per-load check (consolidated run, commit
+  // 5845f78: top-p 74.3 / 58.7 us cached against 69.6 / 55.2 uncached, top-k 59.0 against
+  // 54.5), and with more blocks per SM caching costs occupancy (B = 256 with 2 blocks per
+  // row: 259 us against 232).
   SamplingLaunch l;
   const int64_t sm_count = sms > 0 ? sms : 132;
   if (cluster > 0) {
@@ -163,9 +167,7 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
   int64_t cache;
   if (cache_bytes >= 0) {
     cache = std::min(cache_bytes, kSamplingMaxCacheBytes);
-  } else if (per_sm <= 1) {
-    cache = std::min(slice_bytes, kSamplingMaxCacheBytes);
-  } else if (per_sm == 2 || slice_bytes <= 16 * 1024) {
+  } else if (per_sm <= 2 || slice_bytes <= 16 * 1024) {
     cache = slice_bytes <= kSamplingAutoCacheBytes ? slice_bytes : 0;
   } else {
     cache = 0;
