@@ -27,7 +27,8 @@ import tempfile
 import time
 
 ROOT = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-sys.path.insert(0, os.path.join(ROOT, "python"))
+# FLASHJIT_PYTHON_DIR: time another copy of the package (A/B of two versions on one machine).
+sys.path.insert(0, os.environ.get("FLASHJIT_PYTHON_DIR") or os.path.join(ROOT, "python"))
 
 B, HIDDEN, INTER, HQ, HKV, D, PAGE, KV_LEN, VOCAB = 32, 4096, 14336, 32, 8, 128, 16, 1024, 128256
 PAGES = B * (KV_LEN // PAGE)
