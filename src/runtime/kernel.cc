@@ -44,6 +44,14 @@ Result<std::unique_ptr<Kernel>> Kernel::Load(const std::vector<uint8_t>& cubin,
                               k->functions_[i]) != CUDA_SUCCESS)
       allowed = 0;  // unknown: raise the attribute for any dynamic shared memory
     k->smem_limit_[i] = allowed;
+    Resources r;
+    if (d->cuFuncGetAttribute(&r.registers, CU_FUNC_ATTRIBUTE_NUM_REGS, k->functions_[i]) !=
+        CUDA_SUCCESS)
+      r.registers = 0;
+    if (d->cuFuncGetAttribute(&r.static_smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES,
+                              k->functions_[i]) != CUDA_SUCCESS)
+      r.static_smem = 0;
+    k->resources_.push_back(r);
   }
   return k;
 }
@@ -53,6 +61,7 @@ std::unique_ptr<Kernel> Kernel::Unloaded(size_t entries, int device, std::string
   k->device_ = device;
   k->name_ = std::move(name);
   k->functions_.assign(entries, nullptr);
+  k->resources_.assign(entries, Resources{});
   k->smem_limit_ = std::make_unique<std::atomic<int>[]>(entries);
   return k;
 }

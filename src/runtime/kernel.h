@@ -41,6 +41,13 @@ class Kernel {
   const std::string& name() const { return name_; }
   int num_entries() const { return static_cast<int>(functions_.size()); }
   CUfunction function(int entry) const { return functions_[entry]; }
+  // Registers per thread and static shared memory (bytes) of an entry, read once at load (0 for
+  // unloaded kernels): launch-time grid choices read these instead of querying the driver.
+  struct Resources {
+    int registers = 0;
+    int static_smem = 0;
+  };
+  const Resources& resources(int entry) const { return resources_[entry]; }
 
   // Launches entry `entry` on `stream` (a CUstream of this device's primary context, or null).
   // REQUIRES: `params` points to the entry's Params struct, entry < num_entries().
@@ -53,6 +60,7 @@ class Kernel {
   int device_ = 0;
   std::string name_;
   std::vector<CUfunction> functions_;
+  std::vector<Resources> resources_;
   // Dynamic shared memory each function is currently allowed (raised on first need).
   std::unique_ptr<std::atomic<int>[]> smem_limit_;
 };

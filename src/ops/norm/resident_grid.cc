@@ -27,12 +27,10 @@ int SmCount(int device) {
 uint32_t ResidentGrid(const runtime::Kernel& kernel, int entry, int block_threads, int64_t work) {
   const int64_t cap = std::min<int64_t>(work, 0x7fffffff);
   if (!kernel.loaded() || block_threads <= 0) return static_cast<uint32_t>(cap);
-  auto d = runtime::Driver();
   const int sms = SmCount(kernel.device());
-  if (!d.ok() || sms <= 0) return static_cast<uint32_t>(cap);
-  int regs = 0, smem = 0;
-  (*d)->cuFuncGetAttribute(&regs, CU_FUNC_ATTRIBUTE_NUM_REGS, kernel.function(entry));
-  (*d)->cuFuncGetAttribute(&smem, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, kernel.function(entry));
+  if (sms <= 0) return static_cast<uint32_t>(cap);
+  const int regs = kernel.resources(entry).registers;
+  const int smem = kernel.resources(entry).static_smem;
   // Hopper: 64K registers (allocated per warp in units of 256), 2048 threads, 32 blocks and
   // 228 KB of shared memory per SM (1 KB reserved per block).
   const int warps = (block_threads + 31) / 32;

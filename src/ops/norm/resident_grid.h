@@ -1,6 +1,6 @@
 // How many blocks of a kernel fit on the device at once, for grid-stride ("persistent") kernels
 // of the layer ops. Computed from the kernel's registers and static shared memory and the
-// device's SM count (queried once per device); no device memory is touched.
+// device's SM count (queried once per device); no driver call, no device memory touched.
 #pragma once
 
 #include <cstdint>
