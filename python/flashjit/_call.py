@@ -8,10 +8,20 @@ C function of the op, so every check and message is the same as for a direct C c
 
 Thread safety: ctypes releases the GIL during the call, so the buffer is per thread
 (threading.local); a DLPack capsule lives in a local list until the call has returned.
+
+When the compiled extension _flashjit_fast.abi3.so (python/ext/_flashjit_fast.c, stable ABI) is
+found beside the loaded libflashjit.so or in this directory, `call` is its C function: the same
+block filled on the C stack and flashjit_call_packed called directly; calls it does not cover
+(DLPack objects, a tensor type or dtype not seen yet, arguments the Python path refuses) are
+handed to _call_python, so results and exceptions are the same. FLASHJIT_PYTHON_FAST=0 keeps
+the Python implementation.
 """
 
 import ctypes
+import importlib.util
+import os
 import struct
+import sys
 import threading
 
 from . import _lib, _tensor, engine
@@ -42,11 +52,16 @@ CHAIN_SPECULATIVE_SAMPLING = 61
 SINGLE_DECODE, BATCH_DECODE_RUN, BATCH_DECODE_RUN_COMBINED = 70, 71, 72
 
 
+_KINDS = {}  # header Struct -> its scalars' formats ("d" * len(f) + i), for the C path
+
+
 def header(f="", i=""):
     """The struct for the block's header with these scalars: op, num_tensors, handle, stream,
     then f[0..] in `f`'s formats (d) and i[0..] in `i`'s (q signed, Q unsigned/addresses)."""
-    assert len(f) <= 8 and len(i) <= 8
-    return struct.Struct("<iiQQ" + f + "x" * (8 * (8 - len(f))) + i)
+    assert len(f) <= 8 and len(i) <= 8 and set(f) <= {"d"} and set(i) <= {"q", "Q"}
+    s = struct.Struct("<iiQQ" + f + "x" * (8 * (8 - len(f))) + i)
+    _KINDS[s] = f + i
+    return s
 
 
 # flashjit_packed_tensor with n dims: data, device_type, device_id, ndim, dtype as one
@@ -115,7 +130,7 @@ def _unknown_dtype(t):
     return 255 | (t.element_size() * 8) << 8 | 1 << 16  # refused by the library, with why
 
 
-def call(op, hdr, handle, tensors, *scalars):
+def _call_python(op, hdr, handle, tensors, *scalars):
     """Packs and runs one op. `handle`: a C handle, or None for the default engine's.
     `tensors`: torch tensors, objects with __dlpack__, or None (an absent optional tensor).
     The stream is PyTorch's current stream of the first CUDA tensor's device (NULL otherwise)."""
@@ -174,3 +189,51 @@ def call(op, hdr, handle, tensors, *scalars):
         _raise(rc)
     return keep
 
+
+# The same function in C (python/ext/_flashjit_fast.c), when the extension is found: it fills
+# the block on its stack and calls the library directly, and hands any call it does not cover
+# (DLPack objects, a new tensor type or dtype, bad arguments) to _call_python above.
+call = _call_python
+fast = None  # the loaded _flashjit_fast module, or None
+fast_path = None  # the file it was loaded from
+fast_error = None  # why a present extension was not used
+
+
+def _fast_candidates():
+    seen = []
+    lib = _lib.library_path
+    if os.sep in lib:
+        for d in (os.path.dirname(os.path.abspath(lib)), os.path.dirname(os.path.realpath(lib))):
+            if d not in seen:
+                seen.append(d)
+    here = os.path.dirname(os.path.abspath(__file__))
+    if here not in seen:
+        seen.append(here)
+    return [os.path.join(d, "_flashjit_fast.abi3.so") for d in seen]
+
+
+def _load_fast():
+    """The extension beside the loaded libflashjit.so, else in this package's directory,
+    unless FLASHJIT_PYTHON_FAST=0. It must call the very library ctypes loaded."""
+    global call, fast, fast_path, fast_error
+    if os.environ.get("FLASHJIT_PYTHON_FAST", "") == "0" or sys.version_info < (3, 11):
+        return
+    for path in _fast_candidates():
+        if not os.path.exists(path):
+            continue
+        try:
+            spec = importlib.util.spec_from_file_location("flashjit._flashjit_fast", path)
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        except ImportError as e:
+            fast_error = f"{path}: {e}"
+            continue
+        if module.call_packed_address() != ctypes.cast(_fn, ctypes.c_void_p).value:
+            fast_error = f"{path}: linked to another copy of libflashjit than {_lib.library_path}"
+            continue
+        module.init(globals(), _call_python, _lib.raise_error, _KINDS, engine)
+        call, fast, fast_path, fast_error = module.call, module, path, None
+        return
+
+
+_load_fast()

@@ -1,0 +1,448 @@
+/* _flashjit_fast: the per-call path of the Python package (flashjit._call.call) in C.
+ *
+ * One function, call(op, hdr, handle, tensors, *scalars), equivalent to the Python
+ * flashjit._call.call: it fills a flashjit_packed_call on the C stack from PyTorch tensors
+ * (data_ptr(), shape, stride(), get_device(), dtype looked up in _call._DTYPES), the scalars
+ * (their slots described by _call._KINDS[hdr]), the handle (the default engine's when None)
+ * and the current raw stream of the first CUDA tensor's device (_call._raw_stream), and calls
+ * flashjit_call_packed with the GIL released (as ctypes does; a first call may compile).
+ * A non-zero status goes to _lib.raise_error, which raises the same exception as the Python
+ * path.
+ *
+ * Anything else (an object with __dlpack__, a tensor type not seen yet, a dtype not in
+ * _DTYPES, more than 6 dims, a scalar or handle the Python path would refuse, an accessor
+ * that raises, a package not initialised yet) makes the whole call go to the Python
+ * implementation, before anything with an effect has happened (the stream query, the C call):
+ * behaviour, messages and exception types are the Python path's by construction.
+ *
+ * Written against the stable ABI (Py_LIMITED_API 3.11): one _flashjit_fast.abi3.so loads in
+ * CPython 3.11 and later. No global mutable state: what init() gives is set once in the module
+ * state; the argument block lives on the C stack of each call. */
+#define Py_LIMITED_API 0x030B0000
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <flashjit/flashjit.h>
+#include <stdint.h>
+#include <string.h>
+
+typedef struct {
+  PyObject* ns;       /* flashjit._call's globals: _ready, _Tensor, _tensor_types, ... */
+  PyObject* fallback; /* flashjit._call._call_python */
+  PyObject* raise_fn; /* flashjit._lib.raise_error */
+  PyObject* kinds;    /* flashjit._call._KINDS: {header Struct: "d" * nf + i codes} */
+  PyObject* engine;   /* the flashjit.engine module */
+  PyObject* struct_error;
+  PyObject* s_shape;
+  PyObject* s_stride;
+  PyObject* s_get_device;
+  PyObject* s_data_ptr;
+  PyObject* s_dtype;
+  PyObject* s_default;
+  PyObject* s_handle;
+  PyObject* s_ready;
+  PyObject* s_Tensor;
+  PyObject* s_tensor_types;
+  PyObject* s_DTYPES;
+  PyObject* s_raw_stream;
+} fast_state;
+
+static fast_state* get_state(PyObject* module) { return (fast_state*)PyModule_GetState(module); }
+
+/* The Python implementation with the same arguments. */
+static PyObject* call_fallback(fast_state* st, PyObject* const* args, Py_ssize_t nargs) {
+  PyObject* tuple = PyTuple_New(nargs);
+  if (tuple == NULL) return NULL;
+  for (Py_ssize_t j = 0; j < nargs; ++j) {
+    Py_INCREF(args[j]);
+    if (PyTuple_SetItem(tuple, j, args[j]) < 0) {
+      Py_DECREF(tuple);
+      return NULL;
+    }
+  }
+  PyObject* r = PyObject_Call(st->fallback, tuple, NULL);
+  Py_DECREF(tuple);
+  return r;
+}
+
+/* A new reference to ns[name], or NULL (no error set) when it is missing. */
+static PyObject* ns_get(fast_state* st, PyObject* name) {
+  PyObject* v = PyDict_GetItemWithError(st->ns, name);
+  if (v == NULL) return NULL;
+  Py_INCREF(v);
+  return v;
+}
+
+/* int64 items of a tuple into out[0..n); 0 on success, -1 (error set) otherwise. */
+static int int64_items(PyObject* tuple, Py_ssize_t n, int64_t* out) {
+  for (Py_ssize_t j = 0; j < n; ++j) {
+    PyObject* item = PyTuple_GetItem(tuple, j);
+    if (item == NULL) return -1;
+    long long v = PyLong_AsLongLong(item);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    out[j] = (int64_t)v;
+  }
+  return 0;
+}
+
+/* Packs one PyTorch tensor (whose type is known to be torch.Tensor or a seen subclass) as the
+ * Python path does. 1: packed; 0: the Python path must take the call (error cleared by the
+ * caller). *dev is set to the device index of the first CUDA tensor. */
+static int pack_tensor(fast_state* st, PyObject* t, PyObject* dtypes, flashjit_packed_tensor* rec,
+                       long* dev) {
+  int ok = 0;
+  PyObject* shape = NULL;
+  PyObject* d_obj = NULL;
+  PyObject* ptr_obj = NULL;
+  PyObject* dtype = NULL;
+  PyObject* strides = NULL;
+  shape = PyObject_GetAttr(t, st->s_shape);
+  if (shape == NULL || !PyTuple_Check(shape)) goto done;
+  Py_ssize_t nd = PyTuple_Size(shape);
+  if (nd < 0 || nd > FLASHJIT_PACKED_MAX_DIMS) goto done; /* the Python path says why */
+  d_obj = PyObject_CallMethodObjArgs(t, st->s_get_device, NULL);
+  if (d_obj == NULL) goto done;
+  long d = PyLong_AsLong(d_obj);
+  if ((d == -1 && PyErr_Occurred()) || d > INT32_MAX || d < INT32_MIN) goto done;
+  ptr_obj = PyObject_CallMethodObjArgs(t, st->s_data_ptr, NULL);
+  if (ptr_obj == NULL) goto done;
+  unsigned long long ptr = PyLong_AsUnsignedLongLong(ptr_obj);
+  if (ptr == (unsigned long long)-1 && PyErr_Occurred()) goto done;
+  dtype = PyObject_GetAttr(t, st->s_dtype);
+  if (dtype == NULL) goto done;
+  PyObject* word_obj = PyDict_GetItemWithError(dtypes, dtype); /* borrowed */
+  if (word_obj == NULL) goto done;                             /* unmapped: the Python path */
+  unsigned long word = PyLong_AsUnsignedLong(word_obj);
+  if ((word == (unsigned long)-1 && PyErr_Occurred()) || word > UINT32_MAX) goto done;
+  strides = PyObject_CallMethodObjArgs(t, st->s_stride, NULL);
+  if (strides == NULL || !PyTuple_Check(strides) || PyTuple_Size(strides) != nd) goto done;
+  if (int64_items(shape, nd, rec->shape) < 0 || int64_items(strides, nd, rec->strides) < 0)
+    goto done;
+  rec->data = (void*)(uintptr_t)ptr;
+  if (d >= 0) {
+    rec->device_type = 2; /* kDLCUDA */
+    rec->device_id = (int32_t)d;
+    if (*dev < 0) *dev = d;
+  } else {
+    rec->device_type = 1; /* kDLCPU */
+    rec->device_id = 0;
+  }
+  rec->ndim = (int32_t)nd;
+  uint32_t w = (uint32_t)word;
+  memcpy(&rec->dtype, &w, sizeof w); /* code | bits << 8 | lanes << 16, little-endian */
+  ok = 1;
+done:
+  Py_XDECREF(shape);
+  Py_XDECREF(d_obj);
+  Py_XDECREF(ptr_obj);
+  Py_XDECREF(dtype);
+  Py_XDECREF(strides);
+  return ok;
+}
+
+/* The handle as the Python path packs it ('Q'): 1 ok, 0 the Python path must take the call. */
+static int resolve_handle(fast_state* st, PyObject* handle, uint64_t* out) {
+  PyObject* h = NULL;
+  int ok = 0;
+  if (handle == Py_None) {
+    PyObject* e = PyObject_GetAttr(st->engine, st->s_default);
+    if (e == NULL) return 0;
+    if (e == Py_None) { /* no default engine yet: the Python path creates it */
+      Py_DECREF(e);
+      return 0;
+    }
+    h = PyObject_GetAttr(e, st->s_handle);
+    Py_DECREF(e);
+    if (h == NULL || h == Py_None) goto done; /* closed: the Python path raises */
+  } else {
+    h = handle;
+    Py_INCREF(h);
+  }
+  unsigned long long v = PyLong_AsUnsignedLongLong(h);
+  if (v == (unsigned long long)-1 && PyErr_Occurred()) goto done;
+  *out = (uint64_t)v;
+  ok = 1;
+done:
+  Py_XDECREF(h);
+  return ok;
+}
+
+static PyObject* fast_call(PyObject* module, PyObject* const* args, Py_ssize_t nargs) {
+  fast_state* st = get_state(module);
+  if (st == NULL) return NULL;
+  if (st->ns == NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "_flashjit_fast: init() has not been called");
+    return NULL;
+  }
+  if (nargs < 4) return call_fallback(st, args, nargs);
+
+  PyObject* tensor_type = NULL;
+  PyObject* types = NULL;
+  PyObject* dtypes = NULL;
+  PyObject* item = NULL;
+  PyObject* kinds = NULL;
+  PyObject* result = NULL;
+  int fallback = 1;
+  flashjit_packed_call c;
+  memset(&c, 0, offsetof(flashjit_packed_call, tensors));
+
+  PyObject* ready = PyDict_GetItemWithError(st->ns, st->s_ready); /* borrowed, not kept */
+  if (ready != Py_True) goto out;
+  tensor_type = ns_get(st, st->s_Tensor);
+  types = ns_get(st, st->s_tensor_types);
+  dtypes = ns_get(st, st->s_DTYPES);
+  if (tensor_type == NULL || types == NULL || dtypes == NULL || !PyDict_Check(dtypes)) goto out;
+
+  long op = PyLong_AsLong(args[0]);
+  if ((op == -1 && PyErr_Occurred()) || op > INT32_MAX || op < INT32_MIN) goto out;
+
+  /* Scalars: their slots from _KINDS[hdr] ('d' -> f[], 'q'/'Q' -> i[]). */
+  kinds = PyDict_GetItemWithError(st->kinds, args[1]);
+  if (kinds == NULL || !PyUnicode_Check(kinds)) {
+    kinds = NULL;
+    goto out;
+  }
+  Py_INCREF(kinds); /* held while a scalar's __float__ or __index__ may run Python code */
+  Py_ssize_t nk = 0;
+  const char* k = PyUnicode_AsUTF8AndSize(kinds, &nk);
+  if (k == NULL || nk != nargs - 4 || nk > 2 * FLASHJIT_PACKED_NUM_SCALARS) goto out;
+  int nf = 0, ni = 0;
+  for (Py_ssize_t j = 0; j < nk; ++j) {
+    PyObject* s = args[4 + j];
+    if (k[j] == 'd') {
+      if (nf >= FLASHJIT_PACKED_NUM_SCALARS) goto out;
+      double v = PyFloat_AsDouble(s);
+      if (v == -1.0 && PyErr_Occurred()) goto out;
+      c.f[nf++] = v;
+    } else if (k[j] == 'q') {
+      if (ni >= FLASHJIT_PACKED_NUM_SCALARS || !PyLong_Check(s)) goto out;
+      long long v = PyLong_AsLongLong(s);
+      if (v == -1 && PyErr_Occurred()) goto out;
+      c.i[ni++] = (int64_t)v;
+    } else if (k[j] == 'Q') {
+      if (ni >= FLASHJIT_PACKED_NUM_SCALARS || !PyLong_Check(s)) goto out;
+      unsigned long long v = PyLong_AsUnsignedLongLong(s);
+      if (v == (unsigned long long)-1 && PyErr_Occurred()) goto out;
+      memcpy(&c.i[ni++], &v, sizeof v);
+    } else {
+      goto out;
+    }
+  }
+
+  /* Tensors: PyTorch tensors of a type seen before, or None (an absent optional). */
+  PyObject* seq = args[3];
+  int is_tuple = PyTuple_Check(seq);
+  if (!is_tuple && !PyList_Check(seq)) goto out;
+  Py_ssize_t n = is_tuple ? PyTuple_Size(seq) : PyList_Size(seq);
+  if (n < 0 || n > FLASHJIT_PACKED_MAX_TENSORS) goto out;
+  long dev = -1;
+  for (Py_ssize_t j = 0; j < n; ++j) {
+    if (!is_tuple && j >= PyList_Size(seq)) goto out; /* the list changed under us */
+    item = is_tuple ? PyTuple_GetItem(seq, j) : PyList_GetItem(seq, j);
+    if (item == NULL) goto out;
+    Py_INCREF(item);
+    flashjit_packed_tensor* rec = &c.tensors[j];
+    if (item == Py_None) {
+      rec->data = NULL;
+      rec->device_type = 0;
+      rec->device_id = 0;
+      rec->ndim = FLASHJIT_PACKED_ABSENT;
+    } else {
+      PyObject* type = (PyObject*)Py_TYPE(item);
+      if (type != tensor_type) {
+        int seen = PyAnySet_Check(types) ? PySet_Contains(types, type) : -1;
+        if (seen != 1) goto out; /* a DLPack object, or a subclass not registered yet */
+      }
+      if (!pack_tensor(st, item, dtypes, rec, &dev)) goto out;
+    }
+    Py_CLEAR(item);
+  }
+  uint64_t handle = 0;
+  if (!resolve_handle(st, args[2], &handle)) goto out;
+
+  /* From here on: no way back to the Python path (the stream query has an effect). */
+  fallback = 0;
+  uint64_t stream = 0;
+  if (dev >= 0) {
+    PyObject* getter = ns_get(st, st->s_raw_stream);
+    if (getter == NULL && PyErr_Occurred()) goto out;
+    if (getter != NULL && getter != Py_None) {
+      PyObject* index = PyLong_FromLong(dev);
+      PyObject* s = index != NULL ? PyObject_CallFunctionObjArgs(getter, index, NULL) : NULL;
+      Py_XDECREF(index);
+      Py_DECREF(getter);
+      if (s == NULL) goto out;
+      if (!PyLong_Check(s)) {
+        PyErr_SetString(st->struct_error, "required argument is not an integer");
+        Py_DECREF(s);
+        goto out;
+      }
+      unsigned long long v = PyLong_AsUnsignedLongLong(s);
+      Py_DECREF(s);
+      if (v == (unsigned long long)-1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        PyErr_SetString(st->struct_error, "argument out of range");
+        goto out;
+      }
+      stream = (uint64_t)v;
+    } else {
+      Py_XDECREF(getter);
+    }
+  }
+  c.op = (int32_t)op;
+  c.num_tensors = (int32_t)n;
+  c.handle = (void*)(uintptr_t)handle;
+  c.stream = (void*)(uintptr_t)stream;
+  /* The GIL is released as ctypes does: a first call may compile for a while. The block is on
+   * this thread's stack; the tensors stay referenced by the caller's arguments. */
+  PyThreadState* ts = PyEval_SaveThread();
+  flashjit_status rc = flashjit_call_packed(&c);
+  PyEval_RestoreThread(ts);
+  if (rc != FLASHJIT_OK) {
+    PyObject* code = PyLong_FromLong((long)rc);
+    if (code == NULL) goto out;
+    PyObject* r = PyObject_CallFunctionObjArgs(st->raise_fn, code, NULL);
+    Py_DECREF(code);
+    if (r == NULL) goto out; /* the exception raise_error raised */
+    Py_DECREF(r);
+  }
+  Py_INCREF(Py_None);
+  result = Py_None;
+out:
+  Py_XDECREF(kinds);
+  Py_XDECREF(item);
+  Py_XDECREF(tensor_type);
+  Py_XDECREF(types);
+  Py_XDECREF(dtypes);
+  if (fallback) {
+    PyErr_Clear();
+    return call_fallback(st, args, nargs);
+  }
+  return result;
+}
+
+static PyObject* fast_init(PyObject* module, PyObject* args) {
+  fast_state* st = get_state(module);
+  PyObject *ns, *fallback, *raise_fn, *kinds, *engine;
+  if (st == NULL) return NULL;
+  if (!PyArg_ParseTuple(args, "O!OOO!O:init", &PyDict_Type, &ns, &fallback, &raise_fn, &PyDict_Type,
+                        &kinds, &engine))
+    return NULL;
+  if (st->ns != NULL) {
+    PyErr_SetString(PyExc_RuntimeError, "_flashjit_fast: init() was already called");
+    return NULL;
+  }
+  if (!PyCallable_Check(fallback) || !PyCallable_Check(raise_fn)) {
+    PyErr_SetString(PyExc_TypeError, "_flashjit_fast.init: fallback and raise_fn must be callable");
+    return NULL;
+  }
+  Py_INCREF(ns);
+  Py_INCREF(fallback);
+  Py_INCREF(raise_fn);
+  Py_INCREF(kinds);
+  Py_INCREF(engine);
+  st->ns = ns;
+  st->fallback = fallback;
+  st->raise_fn = raise_fn;
+  st->kinds = kinds;
+  st->engine = engine;
+  Py_RETURN_NONE;
+}
+
+static PyObject* fast_call_packed_address(PyObject* module, PyObject* unused) {
+  (void)module;
+  (void)unused;
+  return PyLong_FromVoidPtr((void*)&flashjit_call_packed);
+}
+
+static PyMethodDef fast_methods[] = {
+    {"call", (PyCFunction)(void (*)(void))fast_call, METH_FASTCALL,
+     "call(op, hdr, handle, tensors, *scalars): flashjit._call.call in C."},
+    {"init", fast_init, METH_VARARGS,
+     "init(namespace, fallback, raise_fn, kinds, engine_module): once, by flashjit._call."},
+    {"call_packed_address", fast_call_packed_address, METH_NOARGS,
+     "The address of the flashjit_call_packed this module calls (to check it is the same "
+     "library as the package's)."},
+    {NULL, NULL, 0, NULL}};
+
+static int fast_exec(PyObject* module) {
+  fast_state* st = get_state(module);
+  if (st == NULL) return -1;
+#define INTERN(field, text)                                     \
+  if ((st->field = PyUnicode_InternFromString(text)) == NULL) { \
+    return -1;                                                  \
+  }
+  INTERN(s_shape, "shape");
+  INTERN(s_stride, "stride");
+  INTERN(s_get_device, "get_device");
+  INTERN(s_data_ptr, "data_ptr");
+  INTERN(s_dtype, "dtype");
+  INTERN(s_default, "_default");
+  INTERN(s_handle, "_handle");
+  INTERN(s_ready, "_ready");
+  INTERN(s_Tensor, "_Tensor");
+  INTERN(s_tensor_types, "_tensor_types");
+  INTERN(s_DTYPES, "_DTYPES");
+  INTERN(s_raw_stream, "_raw_stream");
+#undef INTERN
+  PyObject* struct_module = PyImport_ImportModule("struct");
+  if (struct_module == NULL) return -1;
+  st->struct_error = PyObject_GetAttrString(struct_module, "error");
+  Py_DECREF(struct_module);
+  if (st->struct_error == NULL) return -1;
+  if (PyModule_AddIntConstant(module, "ABI_VERSION", FLASHJIT_C_ABI_VERSION) < 0) return -1;
+  return 0;
+}
+
+static int fast_traverse(PyObject* module, visitproc visit, void* arg) {
+  fast_state* st = get_state(module);
+  if (st == NULL) return 0;
+  Py_VISIT(st->ns);
+  Py_VISIT(st->fallback);
+  Py_VISIT(st->raise_fn);
+  Py_VISIT(st->kinds);
+  Py_VISIT(st->engine);
+  Py_VISIT(st->struct_error);
+  return 0;
+}
+
+static int fast_clear(PyObject* module) {
+  fast_state* st = get_state(module);
+  if (st == NULL) return 0;
+  Py_CLEAR(st->ns);
+  Py_CLEAR(st->fallback);
+  Py_CLEAR(st->raise_fn);
+  Py_CLEAR(st->kinds);
+  Py_CLEAR(st->engine);
+  Py_CLEAR(st->struct_error);
+  Py_CLEAR(st->s_shape);
+  Py_CLEAR(st->s_stride);
+  Py_CLEAR(st->s_get_device);
+  Py_CLEAR(st->s_data_ptr);
+  Py_CLEAR(st->s_dtype);
+  Py_CLEAR(st->s_default);
+  Py_CLEAR(st->s_handle);
+  Py_CLEAR(st->s_ready);
+  Py_CLEAR(st->s_Tensor);
+  Py_CLEAR(st->s_tensor_types);
+  Py_CLEAR(st->s_DTYPES);
+  Py_CLEAR(st->s_raw_stream);
+  return 0;
+}
+
+static void fast_free(void* module) { fast_clear((PyObject*)module); }
+
+static PyModuleDef_Slot fast_slots[] = {{Py_mod_exec, (void*)fast_exec}, {0, NULL}};
+
+static struct PyModuleDef fast_module = {
+    PyModuleDef_HEAD_INIT,
+    "_flashjit_fast",
+    "flashjit._call.call in C over flashjit_call_packed (stable ABI).",
+    sizeof(fast_state),
+    fast_methods,
+    fast_slots,
+    fast_traverse,
+    fast_clear,
+    fast_free,
+};
+
+PyMODINIT_FUNC PyInit__flashjit_fast(void) { return PyModuleDef_Init(&fast_module); }
