@@ -5,6 +5,7 @@ CUDAGraphBatchDecodeWithPagedKVCacheWrapper. LSE outputs are base 2."""
 import array
 import ctypes
 import math
+import threading
 
 from . import _call, _lib
 from ._tensor import dl, require_torch, stream_of, torch_module
@@ -86,20 +87,38 @@ def _options(pos_encoding_mode, window_left, logits_soft_cap, sm_scale, rope_sca
     return ref
 
 
-_single_workspace = {}  # (device index, Hq, D) -> (uint8 tensor, address, bytes)
+class _SingleWorkspaces(threading.local):
+    """This thread's single-decode workspaces: {(device index, raw stream, Hq, D): (uint8
+    tensor, address, bytes)}. One per thread and per stream, so that two decodes running at
+    once (two threads, or one thread on two streams) never share one; a workspace is
+    allocated on the stream that uses it (PyTorch's caching allocator then reuses its memory
+    only in that stream's order once the thread is gone)."""
+
+    def __init__(self):
+        self.by_key = {}
+
+
+_single_workspace = _SingleWorkspaces()
 
 
 def _single_decode_workspace(q, num_qo_heads, head_dim):
     get_device = getattr(q, "get_device", None)
     index = get_device() if get_device is not None else -1
-    hit = _single_workspace.get((index, num_qo_heads, head_dim))
+    if index < 0:
+        return None, 0
+    if not _call._ready:
+        _call._init()
+    raw_stream = _call._raw_stream  # the stream the call will use: q is its first tensor
+    key = (index, raw_stream(index) if raw_stream is not None else 0, num_qo_heads, head_dim)
+    by_key = _single_workspace.by_key
+    hit = by_key.get(key)
     if hit is None:
         torch = torch_module()
-        if index < 0 or torch is None:
+        if torch is None:
             return None, 0
         need = _c.flashjit_single_decode_workspace_bytes(num_qo_heads, head_dim)
         ws = torch.empty(max(need, 1), dtype=torch.uint8, device=q.device)
-        hit = _single_workspace[(index, num_qo_heads, head_dim)] = (ws, ws.data_ptr(), need)
+        hit = by_key[key] = (ws, ws.data_ptr(), need)
     return hit[1], hit[2]
 
 
