@@ -14,6 +14,9 @@ batches of 32 calls (robust on a busy build machine). This isolates the host cos
 layer (packing, the ctypes call) from cuLaunchKernel; the accessors of real torch tensors are
 C functions and usually a little cheaper than the stand-ins'.
 
+The package's C call path (_flashjit_fast.abi3.so) is used when found; FLASHJIT_PYTHON_FAST=0
+times the Python/ctypes path instead (the path used is printed and in the JSON's "call_path").
+
 Usage: python3 tools/bench/python_overhead.py [--dry-run] [--iters N] [--c-bench PATH]
 """
 
@@ -155,6 +158,8 @@ def main():
                 lambda: flashjit.top_k_top_p_sampling_from_probs(probs, 50, 0.9),
             "batch_decode_run (alloc)": lambda: wrapper.run(bq, (kc, vc)),
         })
+    info["call_path"] = flashjit._call.fast_path or "python (ctypes)"
+    print(f"call path: {info['call_path']}", file=sys.stderr)
     timer = timed_cpu if args.dry_run else timed
     py = {name: timer(fn, args.iters, sync) for name, fn in ops.items()}
     c = {}
