@@ -237,8 +237,9 @@ def test_closed_default_engine(tmp_path, streams):
 def test_threads_do_not_share_the_argument_block(engine, streams, monkeypatch):
     """ctypes releases the GIL during the call: a block shared between threads would let one
     thread's tensors reach another thread's call. Good and bad calls from several threads at
-    once must each get their own result. The C call is wrapped so that it lets the other
-    threads run between packing and reading (as a call that takes a while would)."""
+    once must each get their own result. The ctypes call is wrapped so that it lets the other
+    threads run between packing and reading (as a call that takes a while would); on both
+    paths stride() lets them run in the middle of packing."""
     errors = []
     real = _call._fn
 
@@ -248,9 +249,20 @@ def test_threads_do_not_share_the_argument_block(engine, streams, monkeypatch):
 
     monkeypatch.setattr(_call, "_fn", slow_call)
 
+    class SlowStride(FakeTorchTensor):
+        """stride() lets other threads run in the middle of packing (both paths call it)."""
+        __slots__ = ()
+
+        def stride(self):
+            time.sleep(0)
+            return self._strides
+
+    def s(*shape):
+        return SlowStride(shape, "bfloat16")
+
     def worker(seed):
-        good = (t(4, 4096), t(4096), t(4, 4096))
-        bad = (t(4, 4096), t(2048), t(4, 4096))  # weight of the wrong size
+        good = (s(4, 4096), t(4096), s(4, 4096))
+        bad = (s(4, 4096), s(2048), t(4, 4096))  # weight of the wrong size
         for i in range(200):
             if (i + seed) % 2:
                 try:
