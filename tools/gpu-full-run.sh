@@ -23,6 +23,8 @@ if [ "$mode" = stage ]; then
   cp -a "$build"/tests/flashjit_gpu_tests "$build"/flashjit_demo "$build"/flashjit \
     "$build"/libflashjit.so* "$build"/tools/bench/flashjit_bench_* "$stage"/
   [ -x "$build/tests/c_api/flashjit_c_overhead" ] && cp -a "$build/tests/c_api/flashjit_c_overhead" "$stage"/
+  # The Python package's compiled fast path, found beside the library it loads.
+  cp -a "$build"/_flashjit_fast*.so "$stage"/ 2>/dev/null || true
   cp -a "$build/gpu-cache" "$stage/gpu-cache"
   du -sh "$stage"
   exit 0
