@@ -11,6 +11,7 @@
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/reference/half.h"
 #include "tests/reference/page_ref.h"
+#include "tools/bench/layer_sweeps.h"
 
 namespace flashjit::test {
 namespace {
@@ -235,22 +236,8 @@ TEST_CASE("append_paged_kv_cache: 1 to 16k tokens, every kernel form", "[gpu][la
     c.k_scale = c.v_scale = cache == DType::kBF16 ? 1.f : 0.5f;
     Run(c, rng);
   }
-  // Every form the benchmark sweeps (tools/bench/bench_page.cc), forced.
-  std::vector<ops::AppendKvSpec> forms;
-  for (auto [tokens, threads, items] : std::vector<std::array<int, 3>>{{1, 256, 4},
-                                                                       {1, 256, 2},
-                                                                       {1, 128, 4},
-                                                                       {1, 512, 2},
-                                                                       {1, 512, 4},
-                                                                       {1, 128, 2},
-                                                                       {0, 256, 4},
-                                                                       {0, 256, 2}}) {
-    ops::AppendKvSpec f;
-    f.tokens = static_cast<uint8_t>(tokens);
-    f.threads = static_cast<uint16_t>(threads);
-    f.items = static_cast<uint8_t>(items);
-    forms.push_back(f);
-  }
+  // Every form the benchmark sweeps (tools/bench/layer_sweeps.h), forced.
+  const std::vector<ops::AppendKvSpec> forms = bench::AppendKvSweep();
   for (const ops::AppendKvSpec& f : forms)
     for (auto [heads, dim, page] :
          std::vector<std::array<int64_t, 3>>{{8, 128, 16}, {1, 64, 1}, {3, 40, 5}}) {

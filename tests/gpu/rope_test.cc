@@ -10,6 +10,7 @@
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/reference/half.h"
 #include "tests/reference/rope_ref.h"
+#include "tools/bench/layer_sweeps.h"
 
 namespace flashjit::test {
 namespace {
@@ -261,42 +262,11 @@ TEST_CASE("rope: 16k tokens, every form, against the fp64 reference", "[gpu][lay
   }
 }
 
-// Every kernel configuration the benchmark sweeps (tools/bench/bench_rope.cc), forced, so any of
+// Every kernel configuration the benchmark sweeps (tools/bench/layer_sweeps.h), forced, so any of
 // them can become the default: row kernel slots / heads in flight / grid, warp and tile kernels.
 TEST_CASE("rope: every swept kernel configuration", "[gpu][layer][rope]") {
   std::mt19937 rng(Seed());
-  std::vector<ops::RopeSpec> specs;
-  for (auto [w, i, sl, g] : std::vector<std::array<int, 4>>{{4, 1, 1, 0},
-                                                            {4, 2, 1, 0},
-                                                            {4, 4, 1, 0},
-                                                            {4, 1, 2, 0},
-                                                            {4, 2, 2, 0},
-                                                            {4, 4, 2, 0},
-                                                            {4, 1, 4, 0},
-                                                            {4, 2, 4, 0},
-                                                            {4, 4, 4, 0},
-                                                            {8, 2, 2, 0},
-                                                            {4, 1, 8, 1},
-                                                            {4, 2, 8, 1},
-                                                            {4, 5, 8, 1},
-                                                            {4, 2, 4, 1},
-                                                            {4, 4, 2, 1}}) {
-    ops::RopeSpec s;
-    s.kernel = 2;
-    s.warps = static_cast<uint8_t>(w);
-    s.items = static_cast<uint8_t>(i);
-    s.slots = static_cast<uint8_t>(sl);
-    s.full_grid = static_cast<uint8_t>(g);
-    specs.push_back(s);
-  }
-  ops::RopeSpec warp;
-  warp.kernel = 0;
-  specs.push_back(warp);
-  ops::RopeSpec tile;
-  tile.kernel = 1;
-  tile.warps = 4;
-  tile.items = 5;
-  specs.push_back(tile);
+  const std::vector<ops::RopeSpec> specs = bench::RopeSweep();
   for (const ops::RopeSpec& f : specs)
     for (bool interleave : {false, true})
       for (int64_t nnz : {3, 301}) {

@@ -14,6 +14,7 @@
 #include "src/ops/page/page_spec.h"
 #include "src/runtime/driver.h"
 #include "tools/bench/bench_util.h"
+#include "tools/bench/layer_sweeps.h"
 
 using namespace flashjit;
 
@@ -111,21 +112,7 @@ int main(int argc, char** argv) {
   Bench(engine, 8192, 64, KvLayout::kNHD, DType::kBF16);
   // Sweep (same call): token-tile form over threads / items, and the per-item form (the previous
   // default; resolve-first for fp8). The same list as tests/gpu/page_test.cc.
-  std::vector<ops::AppendKvSpec> forms;
-  for (auto [tokens, threads, items] : std::vector<std::array<int, 3>>{{1, 256, 4},
-                                                                       {1, 256, 2},
-                                                                       {1, 128, 4},
-                                                                       {1, 512, 2},
-                                                                       {1, 512, 4},
-                                                                       {1, 128, 2},
-                                                                       {0, 256, 4},
-                                                                       {0, 256, 2}}) {
-    ops::AppendKvSpec f;
-    f.tokens = static_cast<uint8_t>(tokens);
-    f.threads = static_cast<uint16_t>(threads);
-    f.items = static_cast<uint8_t>(items);
-    forms.push_back(f);
-  }
+  const std::vector<ops::AppendKvSpec> forms = bench::AppendKvSweep();  // layer_sweeps.h
   for (const ops::AppendKvSpec& f : forms) {
     Bench(engine, 16384, 64, KvLayout::kNHD, DType::kBF16, &f);
     Bench(engine, 16384, 64, KvLayout::kHND, DType::kBF16, &f);

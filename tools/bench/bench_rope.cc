@@ -12,6 +12,7 @@
 #include "src/ops/rope/rope_spec.h"
 #include "src/runtime/driver.h"
 #include "tools/bench/bench_util.h"
+#include "tools/bench/layer_sweeps.h"
 
 using namespace flashjit;
 
@@ -128,39 +129,7 @@ int main(int argc, char** argv) {
   Bench(engine, Form::kPosIds, 8192, 32, 8, 128);
   // Sweep (same call): the warp kernel (the previous default), the tile kernel's best, and the
   // row kernel over slots / heads in flight / grid, pos_ids out of place and in place.
-  std::vector<ops::RopeSpec> sweep;
-  ops::RopeSpec warp;
-  warp.kernel = 0;
-  sweep.push_back(warp);
-  ops::RopeSpec tile;
-  tile.kernel = 1;
-  tile.warps = 4;
-  tile.items = 5;
-  sweep.push_back(tile);
-  // The same list as tests/gpu/rope_test.cc ("every swept kernel configuration").
-  for (auto [w, i, sl, g] : std::vector<std::array<int, 4>>{{4, 1, 1, 0},
-                                                            {4, 2, 1, 0},
-                                                            {4, 4, 1, 0},
-                                                            {4, 1, 2, 0},
-                                                            {4, 2, 2, 0},
-                                                            {4, 4, 2, 0},
-                                                            {4, 1, 4, 0},
-                                                            {4, 2, 4, 0},
-                                                            {4, 4, 4, 0},
-                                                            {8, 2, 2, 0},
-                                                            {4, 1, 8, 1},
-                                                            {4, 2, 8, 1},
-                                                            {4, 5, 8, 1},
-                                                            {4, 2, 4, 1},
-                                                            {4, 4, 2, 1}}) {
-    ops::RopeSpec s;
-    s.kernel = 2;
-    s.warps = static_cast<uint8_t>(w);
-    s.items = static_cast<uint8_t>(i);
-    s.slots = static_cast<uint8_t>(sl);
-    s.full_grid = static_cast<uint8_t>(g);
-    sweep.push_back(s);
-  }
+  const std::vector<ops::RopeSpec> sweep = bench::RopeSweep();  // tools/bench/layer_sweeps.h
   for (const ops::RopeSpec& s : sweep)
     for (Form f : {Form::kPosIds, Form::kPosIdsInplace}) Bench(engine, f, 16384, 32, 8, 128, &s);
   for (const ops::RopeSpec& s : sweep) Bench(engine, Form::kInterleave, 16384, 32, 8, 128, &s);
