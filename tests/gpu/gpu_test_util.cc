@@ -172,4 +172,16 @@ uint32_t Seed() {
   return kSeed;
 }
 
+std::vector<float> FastRandom(int64_t n, std::mt19937& rng, float scale) {
+  uint64_t s = (static_cast<uint64_t>(rng()) << 32) | rng() | 1;
+  std::vector<float> v(n);
+  for (float& x : v) {
+    s ^= s << 13;
+    s ^= s >> 7;
+    s ^= s << 17;
+    x = scale * (static_cast<float>(s >> 40) * 0x1p-23f - 1.f);
+  }
+  return v;
+}
+
 }  // namespace flashjit::test

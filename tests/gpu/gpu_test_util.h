@@ -59,4 +59,8 @@ ErrorStats Compare(const std::vector<float>& got, const std::vector<double>& ref
 // A fresh seed per run (logged), or FLASHJIT_TEST_SEED to reproduce.
 uint32_t Seed();
 
+// Values in [-scale, scale) from a 64-bit xorshift seeded by `rng`: for the large (16k-token)
+// cases, where std::normal_distribution would dominate the run time.
+std::vector<float> FastRandom(int64_t n, std::mt19937& rng, float scale);
+
 }  // namespace flashjit::test

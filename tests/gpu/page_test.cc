@@ -26,20 +26,6 @@ TensorView I32(const DeviceBuffer& b, size_t n) {
   return TensorView::Contiguous(b.data(), DType::kI32, {static_cast<int64_t>(n)});
 }
 
-// Values in [-scale, scale) from a 64-bit xorshift seeded by `rng`: the large (16k-token) cases
-// use it, std::normal_distribution otherwise dominates their run time.
-std::vector<float> FastRandom(int64_t n, std::mt19937& rng, float scale) {
-  uint64_t s = (static_cast<uint64_t>(rng()) << 32) | rng() | 1;
-  std::vector<float> v(n);
-  for (float& x : v) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    x = scale * (static_cast<float>(s >> 40) * 0x1p-23f - 1.f);
-  }
-  return v;
-}
-
 struct Case {
   DType dtype = DType::kBF16, cache = DType::kBF16;
   KvLayout layout = KvLayout::kNHD;

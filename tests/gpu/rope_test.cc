@@ -25,20 +25,6 @@ struct Case {
   const ops::RopeSpec* force = nullptr;  // pos_ids form: this kernel instead of the chooser's
 };
 
-// Values in [-scale, scale) from a 64-bit xorshift seeded by `rng`: the large (16k-token) cases
-// use it, std::normal_distribution otherwise dominates their run time.
-std::vector<float> FastRandom(int64_t n, std::mt19937& rng, float scale) {
-  uint64_t s = (static_cast<uint64_t>(rng()) << 32) | rng() | 1;
-  std::vector<float> v(n);
-  for (float& x : v) {
-    s ^= s << 13;
-    s ^= s >> 7;
-    s ^= s << 17;
-    x = scale * (static_cast<float>(s >> 40) * 0x1p-23f - 1.f);
-  }
-  return v;
-}
-
 template <class I>
 DeviceBuffer UploadInts(const std::vector<I>& v) {
   DeviceBuffer b(v.size() * sizeof(I));
