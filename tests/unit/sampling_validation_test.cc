@@ -4,8 +4,10 @@
 
 #include <catch2/catch.hpp>
 #include <limits>
+#include <nlohmann/json.hpp>
 #include <vector>
 
+#include "src/cache/kernel_db.h"
 #include "src/ops/sampling/sampling_spec.h"
 #include "tests/unit/test_util.h"
 
@@ -166,6 +168,37 @@ TEST_CASE("sampling launch choice: clusters and slice caches on sm_90", "[sampli
   CHECK(l.chunk * 3 < 1003);
   CHECK(l.threads >= 256);
   CHECK(l.cache_vecs == 50);
+}
+
+// Engines built for different archs on one device never share the cluster decision: after an
+// sm_90a engine split rows over clusters, an sm_80 engine builds one block per row.
+TEST_CASE("sampling: the cluster decision follows each engine's arch", "[sampling]") {
+  TempDir dir;
+  std::vector<float> host(64 * 128256, 1.f / 128256);
+  std::vector<int32_t> ints(64, 0);
+  const TensorView probs = TensorView::Contiguous(host.data(), DType::kF32, {64, 128256});
+  const TensorView samples = TensorView::Contiguous(ints.data(), DType::kI32, {64});
+  auto clusters_built = [&](const std::string& arch) {
+    EngineOptions o;
+    o.read_environment = false;
+    o.arch = arch;
+    o.dry_run = true;
+    o.cache_dir = dir / arch;
+    auto e = Engine::Create(o);
+    REQUIRE(e.ok());
+    const Status s = TopPSamplingFromProbs(**e, probs, samples, 0.9f);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+    auto db = cache::KernelDb::Open(dir / arch + "/kernels.db", cache::KernelDb::Mode::kReadOnly);
+    REQUIRE(db.ok());
+    auto rows = (*db)->List();
+    REQUIRE(rows.ok());
+    REQUIRE(rows->size() == 1);
+    return nlohmann::json::parse(rows->front().spec).at("cluster").get<int>();
+  };
+  CHECK(clusters_built("sm_90a") == 2);
+  CHECK(clusters_built("sm_80") == 1);
+  CHECK(clusters_built("sm_90a") == 2);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "sampling/sampling_params.cuh"
 #include "src/engine/engine_impl.h"
@@ -46,27 +47,38 @@ Status CheckKnobs(const SamplingRequest& r, int64_t vocab) {
 }
 
 // Whether kernels for `device` run thread-block clusters (compiled for sm_90 or later), and its
-// SM count; asked once per device (the engine's arch for the device does not change).
+// SM count.
 struct DeviceTraits {
   bool clusters = false;
   int sms = 0;
 };
 
+bool ArchHasClusters(const char* arch) {  // "sm_90", "sm_90a", "sm_100", ...
+  return std::strncmp(arch, "sm_", 3) == 0 && std::atoi(arch + 3) >= 90;
+}
+
+// The device's own traits are asked once per device and kept; an engine built for a fixed arch
+// (EngineConfig::arch) decides clusters by that arch, so engines for different archs on one
+// device never share the decision.
 DeviceTraits TraitsOf(Engine& engine, int device) {
   constexpr int kMaxDevices = 64;
   static std::atomic<int> cache[kMaxDevices];  // 0 unknown, else 1 + clusters + 2 * sms
-  const bool cacheable = device >= 0 && device < kMaxDevices;
-  if (cacheable) {
-    const int v = cache[device].load(std::memory_order_relaxed);
-    if (v) return {((v - 1) & 1) != 0, (v - 1) >> 1};
-  }
   DeviceTraits t;
-  auto arch = engine.impl().ResolveArch("", device);
-  if (arch.ok() && arch->size() >= 5 && arch->compare(0, 3, "sm_") == 0)
-    t.clusters = std::atoi(arch->c_str() + 3) >= 90;
-  auto info = runtime::GetDeviceInfo(device);
-  t.sms = info.ok() ? info->sm_count : 0;
-  if (cacheable) cache[device].store(1 + (t.clusters ? 1 : 0) + 2 * t.sms);
+  const int v =
+      device >= 0 && device < kMaxDevices ? cache[device].load(std::memory_order_relaxed) : 0;
+  if (v) {
+    t = {((v - 1) & 1) != 0, (v - 1) >> 1};
+  } else {
+    auto info = runtime::GetDeviceInfo(device);
+    if (info.ok()) {
+      t.clusters = ArchHasClusters(info->arch().c_str());
+      t.sms = info->sm_count;
+    }
+    if (device >= 0 && device < kMaxDevices && info.ok())
+      cache[device].store(1 + (t.clusters ? 1 : 0) + 2 * t.sms, std::memory_order_relaxed);
+  }
+  const std::string& fixed = engine.impl().config().arch;
+  if (!fixed.empty()) t.clusters = ArchHasClusters(fixed.c_str());
   return t;
 }
 
