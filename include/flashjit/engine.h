@@ -79,10 +79,10 @@ struct FLASHJIT_API EngineConfig {
 struct FLASHJIT_API EngineStats {
   int64_t compiles = 0;  // successful NVRTC compiles
   int64_t compile_failures = 0;
-  int64_t memory_hits = 0;  // requests served by already-loaded kernels
-  int64_t cache_hits = 0;   // binaries read from the writable cache
-  int64_t bundle_hits = 0;  // binaries read from a bundle
-  int64_t module_loads = 0;
+  int64_t memory_hits = 0;     // requests served by already-loaded kernels
+  int64_t cache_hits = 0;      // binaries read from the writable cache
+  int64_t bundle_hits = 0;     // binaries read from a bundle
+  int64_t module_loads = 0;    // kernels made ready for launch (dry run: prepared, not loaded)
   int64_t compile_waits = 0;   // times this process waited for another one compiling a key
   int64_t store_failures = 0;  // compiled kernels the cache could not store (used from memory)
 };
