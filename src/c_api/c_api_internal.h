@@ -16,6 +16,7 @@
 #include <new>
 #include <string>
 #include <string_view>
+#include <vector>
 
 // A handle is a small struct that is never freed: destroy empties it and removes it from the
 // registry, so a stale pointer can never alias a newer handle (it stays "destroyed" forever).
@@ -49,6 +50,12 @@ bool IsLive(const void* handle, HandleKind kind);
 // The engine behind a live handle, or null (the handle is NULL, destroyed or foreign).
 std::shared_ptr<Engine> LookupEngine(const flashjit_engine* handle);
 const char* HandleError(const void* handle, const char* what);
+
+// ---- strings ---------------------------------------------------------------------------------
+// NULL -> "".
+std::string Str(const char* s);
+// The C ABI's ':'-separated lists (bundles, key files): "a:b::c" -> {a, b, c}; NULL -> {}.
+std::vector<std::string> SplitColonList(const char* s);
 
 // ---- tensors and streams ---------------------------------------------------------------------
 

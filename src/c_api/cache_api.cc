@@ -68,27 +68,6 @@ nlohmann::json BundleInfoJson(const BundleInfo& b) {
 using namespace flashjit;
 using namespace flashjit::capi;
 
-namespace {
-std::string Str(const char* s) { return s ? std::string(s) : std::string(); }
-
-// "a:b::c" -> {a, b, c}; NULL -> {}.
-std::vector<std::string> SplitColonList(const char* s) {
-  std::vector<std::string> out;
-  if (!s) return out;
-  std::string cur;
-  for (const char* p = s;; ++p) {
-    if (*p == ':' || *p == '\0') {
-      if (!cur.empty()) out.push_back(cur);
-      cur.clear();
-      if (*p == '\0') break;
-    } else {
-      cur += *p;
-    }
-  }
-  return out;
-}
-}  // namespace
-
 extern "C" {
 
 flashjit_status flashjit_cache_ls(flashjit_engine* handle, char* buf, size_t size, size_t* needed) {

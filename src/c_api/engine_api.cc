@@ -9,11 +9,10 @@
 #include "src/c_api/json_out.h"
 
 namespace flashjit::capi {
-namespace {
 
 std::string Str(const char* s) { return s ? std::string(s) : std::string(); }
 
-std::vector<std::string> SplitColon(const char* s) {
+std::vector<std::string> SplitColonList(const char* s) {
   std::vector<std::string> out;
   if (!s) return out;
   std::string cur;
@@ -29,11 +28,13 @@ std::vector<std::string> SplitColon(const char* s) {
   return out;
 }
 
+namespace {
+
 EngineOptions ToOptions(const flashjit_engine_options& o) {
   EngineOptions e;
   e.cache_dir = Str(o.cache_dir);
   e.disable_cache = o.disable_cache != 0;
-  e.bundles = SplitColon(o.bundles);
+  e.bundles = SplitColonList(o.bundles);
   e.arch = Str(o.arch);
   e.cuda_include_dir = Str(o.cuda_include_dir);
   e.disable_jit = o.disable_jit != 0;
@@ -41,7 +42,7 @@ EngineOptions ToOptions(const flashjit_engine_options& o) {
   e.dump_dir = Str(o.dump_dir);
   e.dry_run = o.dry_run != 0;
   e.compile_wait_ms = o.compile_wait_ms;
-  e.trusted_bundle_keys = SplitColon(o.trusted_bundle_keys);
+  e.trusted_bundle_keys = SplitColonList(o.trusted_bundle_keys);
   e.require_signed_bundles = o.require_signed_bundles != 0;
   e.read_environment = o.read_environment != 0;
   return e;
