@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <functional>
 #include <random>
 #include <stdexcept>
+#include <vector>
 
 #include "src/runtime/driver.h"
 #include "tools/bench/bench_util.h"
@@ -42,6 +44,38 @@ void Check(const Status& s) {
   if (!s.ok()) throw std::runtime_error(s.ToString());
 }
 
+struct Op {
+  const char* name;
+  std::function<Status(int)> run;
+};
+
+// The timed ops. `probs(i)`: the i-th rotated input; `o`: the output of the renorm / mask /
+// softmax ops. The split sweep times the first kFilterOps (the sampling filters).
+constexpr size_t kFilterOps = 5;
+std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, TensorView s,
+                            TensorView o, SamplingOptions opt) {
+  return {
+      {"sample", [=, &e](int i) { return SamplingFromProbs(e, probs(i), s, opt); }},
+      {"top_k50", [=, &e](int i) { return TopKSamplingFromProbs(e, probs(i), s, 50, {}, opt); }},
+      {"top_p0.9", [=, &e](int i) { return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, opt); }},
+      {"min_p0.1", [=, &e](int i) { return MinPSamplingFromProbs(e, probs(i), s, 0.1f, {}, opt); }},
+      {"top_k50_top_p0.9_kfirst",
+       [=, &e](int i) {
+         return TopKTopPSamplingFromProbs(e, probs(i), s, 50, {}, 0.9f, {},
+                                          FilterApplyOrder::kTopKFirst, opt);
+       }},
+      {"top_k50_top_p0.9_joint",
+       [=, &e](int i) {
+         return TopKTopPSamplingFromProbs(e, probs(i), s, 50, {}, 0.9f, {},
+                                          FilterApplyOrder::kJoint, opt);
+       }},
+      {"top_k_renorm50", [=, &e](int i) { return TopKRenormProbs(e, probs(i), o, 50); }},
+      {"top_p_renorm0.9", [=, &e](int i) { return TopPRenormProbs(e, probs(i), o, 0.9f); }},
+      {"top_k_mask50", [=, &e](int i) { return TopKMaskLogits(e, probs(i), o, 50); }},
+      {"softmax", [=, &e](int i) { return Softmax(e, probs(i), o, 1.f); }},
+  };
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -64,33 +98,7 @@ int main(int argc, char** argv) {
         };
         const TensorView s = TensorView::Contiguous(samples, DType::kI32, {batch});
         const TensorView o = TensorView::Contiguous(out, DType::kF32, {batch, vocab});
-        SamplingOptions opt;
-        struct Op {
-          const char* name;
-          std::function<Status(int)> run;
-        };
-        const Op ops[] = {
-            {"sample", [&](int i) { return SamplingFromProbs(e, probs(i), s, opt); }},
-            {"top_k50", [&](int i) { return TopKSamplingFromProbs(e, probs(i), s, 50, {}, opt); }},
-            {"top_p0.9",
-             [&](int i) { return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, opt); }},
-            {"min_p0.1",
-             [&](int i) { return MinPSamplingFromProbs(e, probs(i), s, 0.1f, {}, opt); }},
-            {"top_k50_top_p0.9_kfirst",
-             [&](int i) {
-               return TopKTopPSamplingFromProbs(e, probs(i), s, 50, {}, 0.9f, {},
-                                                FilterApplyOrder::kTopKFirst, opt);
-             }},
-            {"top_k50_top_p0.9_joint",
-             [&](int i) {
-               return TopKTopPSamplingFromProbs(e, probs(i), s, 50, {}, 0.9f, {},
-                                                FilterApplyOrder::kJoint, opt);
-             }},
-            {"top_k_renorm50", [&](int i) { return TopKRenormProbs(e, probs(i), o, 50); }},
-            {"top_p_renorm0.9", [&](int i) { return TopPRenormProbs(e, probs(i), o, 0.9f); }},
-            {"top_k_mask50", [&](int i) { return TopKMaskLogits(e, probs(i), o, 50); }},
-            {"softmax", [&](int i) { return Softmax(e, probs(i), o, 1.f); }},
-        };
+        const std::vector<Op> ops = SamplingOps(e, probs, s, o, {});
         for (const Op& op : ops) {
           const auto run = [&](int i) { Check(op.run(i)); };
           const double us = bench::MedianMicros(run, 50, 5);
@@ -129,23 +137,8 @@ int main(int argc, char** argv) {
             SamplingTuning{8, -1}}) {
         SamplingOptions opt;
         opt.tuning = t;
-        struct Op {
-          const char* name;
-          std::function<Status(int)> run;
-        };
-        const Op ops[] = {
-            {"sample", [&](int i) { return SamplingFromProbs(e, probs(i), s, opt); }},
-            {"top_k50", [&](int i) { return TopKSamplingFromProbs(e, probs(i), s, 50, {}, opt); }},
-            {"top_p0.9",
-             [&](int i) { return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, opt); }},
-            {"min_p0.1",
-             [&](int i) { return MinPSamplingFromProbs(e, probs(i), s, 0.1f, {}, opt); }},
-            {"top_k50_top_p0.9_kfirst",
-             [&](int i) {
-               return TopKTopPSamplingFromProbs(e, probs(i), s, 50, {}, 0.9f, {},
-                                                FilterApplyOrder::kTopKFirst, opt);
-             }},
-        };
+        const std::vector<Op> all = SamplingOps(e, probs, s, TensorView{}, opt);
+        const std::vector<Op> ops(all.begin(), all.begin() + kFilterOps);
         for (const Op& op : ops) {
           double us = bench::MedianMicros([&](int i) { Check(op.run(i)); }, 50, 5);
           bench::Report(
