@@ -13,30 +13,16 @@ if not torch.cuda.is_available() or torch.cuda.device_count() < 2:
     pytest.skip("needs two GPUs", allow_module_level=True)
 
 import flashjit  # noqa: E402
-from test_ops_gpu import attention_ref, close, rms_ref, rope_ref  # noqa: E402
+from test_ops_gpu import (attention_ref, capture, close, gather_kv, make_paged,  # noqa: E402
+                          rms_ref, rope_ref)
 
 D0, D1 = "cuda:0", "cuda:1"
 
 
-def paged(lens, dev, page_size=16, hkv=8, d=128, extra_pages=5, seed=0):
-    g = torch.Generator(device="cpu").manual_seed(seed)
-    pages = [max(1, -(-n // page_size)) for n in lens]
-    total = sum(pages) + extra_pages
-    perm = torch.randperm(total, generator=g).int()
-    indptr = [0]
-    for p in pages:
-        indptr.append(indptr[-1] + p)
-    last = [(n - 1) % page_size + 1 for n in lens]
-    kc = torch.randn(total, page_size, hkv, d, generator=g).to(torch.bfloat16)
-    vc = torch.randn(total, page_size, hkv, d, generator=g).to(torch.bfloat16)
-    i32 = dict(dtype=torch.int32, device=dev)
-    return (torch.tensor(indptr, **i32), perm[: indptr[-1]].to(dev), torch.tensor(last, **i32),
-            kc.to(dev), vc.to(dev))
-
-
-def gather(cache, indptr, indices, b, n):
-    pages = indices[indptr[b]: indptr[b + 1]].long()
-    return cache[pages].reshape(-1, *cache.shape[2:])[:n]
+def paged(lens, dev, seed=0, extra_pages=5):
+    """make_paged's tables and caches, drawn on the CPU from `seed` (the same on every device)."""
+    torch.manual_seed(seed)
+    return tuple(t.to(dev) for t in make_paged(lens, extra_pages=extra_pages, dev="cpu"))
 
 
 def layer_step(dev, seed=3):
@@ -79,8 +65,8 @@ def test_ops_on_the_second_device_while_the_first_is_current():
     d = 14336
     close(out["silu"], torch.nn.functional.silu(i["act"][:, :d].float()) * i["act"][:, d:].float())
     for b, n in enumerate(i["lens"]):
-        ref, _ = attention_ref(i["qd"][b], gather(i["kc"], i["indptr"], i["indices"], b, n),
-                               gather(i["vc"], i["indptr"], i["indices"], b, n))
+        ref, _ = attention_ref(i["qd"][b], gather_kv(i["kc"], i["indptr"], i["indices"], b, n),
+                               gather_kv(i["vc"], i["indptr"], i["indices"], b, n))
         close(out["decode"][b], ref)
     top50 = i["probs"].topk(50, -1).indices
     s = out["top_k_top_p"]
@@ -150,14 +136,7 @@ def test_cuda_graph_decode_on_the_second_device():
     q = torch.randn(8, 32, 128, dtype=torch.bfloat16, device=dev)
     out = torch.zeros_like(q)
     with torch.cuda.device(dev):
-        s = torch.cuda.Stream()
-        s.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(s):
-            w.run(q, (kc, vc), out=out)  # warm up outside the capture
-        torch.cuda.current_stream().wait_stream(s)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            w.run(q, (kc, vc), out=out)
+        graph = capture(lambda: w.run(q, (kc, vc), out=out))
     for lens2 in (lens, [200, 3, 1, 64]):
         ip, ix, lp = paged(lens2, dev, extra_pages=0, seed=5)[:3]
         ix = ix % kc.shape[0]
@@ -165,5 +144,5 @@ def test_cuda_graph_decode_on_the_second_device():
         graph.replay()
         torch.cuda.synchronize(dev)
         for b, n in enumerate(lens2):
-            ref, _ = attention_ref(q[b], gather(kc, ip, ix, b, n), gather(vc, ip, ix, b, n))
+            ref, _ = attention_ref(q[b], gather_kv(kc, ip, ix, b, n), gather_kv(vc, ip, ix, b, n))
             close(out[b], ref)

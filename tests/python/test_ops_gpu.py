@@ -126,19 +126,20 @@ def test_rope_ragged_and_cos_sin_cache():
     close(qo.reshape(10, 32, 128), rope_ref(q, pos, 1e4))
 
 
-def make_paged(batch_lens, page_size=16, hkv=8, d=128, dtype=torch.bfloat16, extra_pages=7):
+def make_paged(batch_lens, page_size=16, hkv=8, d=128, dtype=torch.bfloat16, extra_pages=7,
+               dev=DEV):
     pages = [max(1, -(-n // page_size)) if n else 0 for n in batch_lens]
     total = sum(pages) + extra_pages
-    perm = torch.randperm(total, device=DEV).int()
+    perm = torch.randperm(total, device=dev).int()
     indptr = [0]
     for p in pages:
         indptr.append(indptr[-1] + p)
     indices = perm[: indptr[-1]].contiguous()
     last = [(n - 1) % page_size + 1 if n else 0 for n in batch_lens]
-    kc = torch.randn(total, page_size, hkv, d, dtype=dtype, device=DEV)
-    vc = torch.randn(total, page_size, hkv, d, dtype=dtype, device=DEV)
-    return (torch.tensor(indptr, dtype=torch.int32, device=DEV), indices,
-            torch.tensor(last, dtype=torch.int32, device=DEV), kc, vc)
+    kc = torch.randn(total, page_size, hkv, d, dtype=dtype, device=dev)
+    vc = torch.randn(total, page_size, hkv, d, dtype=dtype, device=dev)
+    return (torch.tensor(indptr, dtype=torch.int32, device=dev), indices,
+            torch.tensor(last, dtype=torch.int32, device=dev), kc, vc)
 
 
 def gather_kv(cache, indptr, indices, b, n, page_size=16):
@@ -204,6 +205,19 @@ def test_batch_decode_paged():
         close(lse[b], lref, 1e-2)
 
 
+def capture(fn):
+    """A CUDA graph of fn() on the current device, after one warm-up call outside the capture."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        fn()
+    torch.cuda.current_stream().wait_stream(s)
+    g = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(g):
+        fn()
+    return g
+
+
 def test_batch_decode_cuda_graph():
     lens = [40, 7, 129]
     indptr, indices, last, kc, vc = make_paged(lens, extra_pages=40)
@@ -215,14 +229,7 @@ def test_batch_decode_cuda_graph():
     w.plan(indptr, indices, last, 32, 8, 128, 16, q_data_type=torch.bfloat16)
     q = torch.randn(8, 32, 128, dtype=torch.bfloat16, device=DEV)
     out = torch.zeros_like(q)
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        w.run(q, (kc, vc), out=out)  # warm up outside the capture
-    torch.cuda.current_stream().wait_stream(s)
-    g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
-        w.run(q, (kc, vc), out=out)
+    g = capture(lambda: w.run(q, (kc, vc), out=out))
     for lens2 in (lens, [200, 3, 1, 64]):
         indptr, indices2, last = make_paged(lens2, extra_pages=0)[:3]
         indices2 = indices2 % kc.shape[0]
