@@ -23,6 +23,35 @@ FLASHJIT_DEVICE C ToCache(float x) {
   }
 }
 
+// The item's new k and v chunks (kVec elements of `head` at element offset e of `token`).
+template <class T, int kVec>
+FLASHJIT_DEVICE void LoadItem(const AppendKvParams& p, int token, int head, int e, Vec<T, kVec>& k,
+                              Vec<T, kVec>& v) {
+  k = LoadVecStreaming<T, kVec>(static_cast<const T*>(p.key) + token * p.key_stride_token +
+                                head * p.key_stride_head + e);
+  v = LoadVecStreaming<T, kVec>(static_cast<const T*>(p.value) + token * p.value_stride_token +
+                                head * p.value_stride_head + e);
+}
+
+// Stores one item's chunks at kd / vd in the cache type (fp8: scaled by 1 / k or v scale).
+template <class C, class T, int kVec>
+FLASHJIT_DEVICE void StoreItem(const AppendKvParams& p, C* kd, C* vd, const Vec<T, kVec>& k,
+                               const Vec<T, kVec>& v) {
+  if constexpr (sizeof(C) == 1) {
+    Vec<C, kVec> kc, vc;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j) {
+      kc.v[j] = ToCache<C>(ToFloat(k.v[j]) * p.k_rcp_scale);
+      vc.v[j] = ToCache<C>(ToFloat(v.v[j]) * p.v_rcp_scale);
+    }
+    StoreVecStreaming(kd, kc);
+    StoreVecStreaming(vd, vc);
+  } else {
+    StoreVecStreaming(kd, k);
+    StoreVecStreaming(vd, v);
+  }
+}
+
 template <class V>
 FLASHJIT_DEVICE void AppendPerItem(const AppendKvParams& p) {
   using T = typename V::DType;
@@ -43,11 +72,7 @@ FLASHJIT_DEVICE void AppendPerItem(const AppendKvParams& p) {
     const int within = w - token[i] * per_token;
     head[i] = within / chunks;
     e[i] = (within - head[i] * chunks) * kVec;
-    k[i] = LoadVecStreaming<T, kVec>(static_cast<const T*>(p.key) + token[i] * p.key_stride_token +
-                                     head[i] * p.key_stride_head + e[i]);
-    v[i] =
-        LoadVecStreaming<T, kVec>(static_cast<const T*>(p.value) + token[i] * p.value_stride_token +
-                                  head[i] * p.value_stride_head + e[i]);
+    LoadItem(p, token[i], head[i], e[i], k[i], v[i]);
   }
   // kResolve: batch index and position are loaded beside the rows, then kv_indptr and
   // kv_indices for all items; all loads come before any store, so none waits on a store.
@@ -85,19 +110,7 @@ FLASHJIT_DEVICE void AppendPerItem(const AppendKvParams& p) {
             slot * p.k_layout.stride_slot + head[i] * p.k_layout.stride_head + e[i];
     C* vd = static_cast<C*>(p.v_cache) + page * p.v_layout.stride_page +
             slot * p.v_layout.stride_slot + head[i] * p.v_layout.stride_head + e[i];
-    if constexpr (sizeof(C) == 1) {
-      Vec<C, kVec> kc, vc;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        kc.v[j] = ToCache<C>(ToFloat(k[i].v[j]) * p.k_rcp_scale);
-        vc.v[j] = ToCache<C>(ToFloat(v[i].v[j]) * p.v_rcp_scale);
-      }
-      StoreVecStreaming(kd, kc);
-      StoreVecStreaming(vd, vc);
-    } else {
-      StoreVecStreaming(kd, k[i]);
-      StoreVecStreaming(vd, v[i]);
-    }
+    StoreItem(p, kd, vd, k[i], v[i]);
   }
 }
 
@@ -136,10 +149,7 @@ FLASHJIT_DEVICE void AppendTokenTile(const AppendKvParams& p) {
     const int e = (within - head * chunks) * kVec;
     tl[i] = token - t0;
     hoff[i] = head * 65536 + e;  // head < 2^15 and e < 2^16 (host)
-    k[i] = LoadVecStreaming<T, kVec>(static_cast<const T*>(p.key) + token * p.key_stride_token +
-                                     head * p.key_stride_head + e);
-    v[i] = LoadVecStreaming<T, kVec>(static_cast<const T*>(p.value) + token * p.value_stride_token +
-                                     head * p.value_stride_head + e);
+    LoadItem(p, token, head, e, k[i], v[i]);
   }
   for (int t = threadIdx.x; t < ntok; t += kThreads) {
     const int token = t0 + t;
@@ -157,19 +167,7 @@ FLASHJIT_DEVICE void AppendTokenTile(const AppendKvParams& p) {
     const int head = hoff[i] >> 16, e = hoff[i] & 0xffff;
     C* kd = static_cast<C*>(p.k_cache) + k_row[tl[i]] + head * p.k_layout.stride_head + e;
     C* vd = static_cast<C*>(p.v_cache) + v_row[tl[i]] + head * p.v_layout.stride_head + e;
-    if constexpr (sizeof(C) == 1) {
-      Vec<C, kVec> kc, vc;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        kc.v[j] = ToCache<C>(ToFloat(k[i].v[j]) * p.k_rcp_scale);
-        vc.v[j] = ToCache<C>(ToFloat(v[i].v[j]) * p.v_rcp_scale);
-      }
-      StoreVecStreaming(kd, kc);
-      StoreVecStreaming(vd, vc);
-    } else {
-      StoreVecStreaming(kd, k[i]);
-      StoreVecStreaming(vd, v[i]);
-    }
+    StoreItem(p, kd, vd, k[i], v[i]);
   }
 }
 
