@@ -15,6 +15,14 @@
  * implementation, before anything with an effect has happened (the stream query, the C call):
  * behaviour, messages and exception types are the Python path's by construction.
  *
+ * PyTorch tensors (the exact type _call._Tensor) are read through the DLPack C exchange API when
+ * the tensor type offers one (`__dlpack_c_exchange_api__`, or the older name
+ * `__c_dlpack_exchange_api__`: a capsule "dlpack_exchange_api", DLPack >= 1.2): its
+ * dltensor_from_py_object_no_sync fills a non-owning DLTensor in one C call instead of five
+ * Python-level accessor calls. The first tensor read that way is also read through the
+ * accessors and the two records must agree field by field; otherwise, or when the API is
+ * missing, older, raises, or FLASHJIT_PYTHON_DLPACK_API=0, the accessors stay in use.
+ *
  * Written against the stable ABI (Py_LIMITED_API 3.11): one _flashjit_fast.abi3.so loads in
  * CPython 3.11 and later. No global mutable state: what init() gives is set once in the module
  * state; the argument block lives on the C stack of each call. */
@@ -23,7 +31,29 @@
 #include <Python.h>
 #include <flashjit/flashjit.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+
+/* The DLPack C exchange API (DLPack >= 1.2), declared here: Debian's dlpack.h is older. Only
+ * the layout up to dltensor_from_py_object_no_sync is relied on. */
+typedef struct {
+  uint32_t major, minor;
+} dlpack_version;
+typedef struct dlpack_exchange_header {
+  dlpack_version version;
+  struct dlpack_exchange_header* prev_api;
+} dlpack_exchange_header;
+typedef struct {
+  dlpack_exchange_header header;
+  void* managed_tensor_allocator;
+  void* managed_tensor_from_py_object_no_sync;
+  void* managed_tensor_to_py_object_no_sync;
+  int (*dltensor_from_py_object_no_sync)(void* py_object, DLTensor* out);
+  void* current_work_stream;
+} dlpack_exchange_api;
+
+enum { API_UNKNOWN = 0, API_OFF = -1, API_UNVERIFIED = 1, API_ON = 2 };
+#define MAX_API_DTYPES 32
 
 typedef struct {
   PyObject* ns;       /* flashjit._call's globals: _ready, _Tensor, _tensor_types, ... */
@@ -44,6 +74,15 @@ typedef struct {
   PyObject* s_tensor_types;
   PyObject* s_DTYPES;
   PyObject* s_raw_stream;
+  PyObject* s_api;     /* "__dlpack_c_exchange_api__" */
+  PyObject* s_api_old; /* "__c_dlpack_exchange_api__" */
+  /* The exchange API of api_type (a strong reference; the state is redone when _call._Tensor
+   * is another type), and the dtype words the Python path maps (_DTYPES' values) at that time. */
+  PyObject* api_type;
+  const dlpack_exchange_api* api;
+  int api_state;
+  int num_api_dtypes;
+  uint32_t api_dtypes[MAX_API_DTYPES];
 } fast_state;
 
 static fast_state* get_state(PyObject* module) { return (fast_state*)PyModule_GetState(module); }
@@ -137,6 +176,126 @@ done:
   Py_XDECREF(dtype);
   Py_XDECREF(strides);
   return ok;
+}
+
+/* The exchange API of `type`, if it has a usable one (capsule or int address, DLPack 1.x with
+ * x >= 2, a non-NULL dltensor_from_py_object_no_sync); NULL otherwise, no error set. */
+static const dlpack_exchange_api* find_exchange_api(fast_state* st, PyObject* type) {
+  PyObject* names[2] = {st->s_api, st->s_api_old};
+  for (int j = 0; j < 2; ++j) {
+    PyObject* a = PyObject_GetAttr(type, names[j]);
+    if (a == NULL) {
+      PyErr_Clear();
+      continue;
+    }
+    void* ptr = NULL;
+    if (PyCapsule_CheckExact(a)) {
+      ptr = PyCapsule_GetPointer(a, "dlpack_exchange_api");
+    } else if (PyLong_Check(a)) {
+      ptr = PyLong_AsVoidPtr(a);
+    }
+    Py_DECREF(a);
+    PyErr_Clear();
+    const dlpack_exchange_api* api = (const dlpack_exchange_api*)ptr;
+    if (api != NULL && api->header.version.major == 1 && api->header.version.minor >= 2 &&
+        api->dltensor_from_py_object_no_sync != NULL)
+      return api;
+  }
+  return NULL;
+}
+
+/* Sets the exchange-API state for tensor type `type` (see the top of this file). */
+static void discover_exchange_api(fast_state* st, PyObject* type, PyObject* dtypes) {
+  Py_XDECREF(st->api_type);
+  Py_INCREF(type);
+  st->api_type = type;
+  st->api = NULL;
+  st->api_state = API_OFF;
+  st->num_api_dtypes = 0;
+  const char* env = getenv("FLASHJIT_PYTHON_DLPACK_API");
+  if (env != NULL && strcmp(env, "0") == 0) return;
+  const dlpack_exchange_api* api = find_exchange_api(st, type);
+  if (api == NULL) return;
+  PyObject *key, *value;
+  Py_ssize_t pos = 0;
+  while (PyDict_Next(dtypes, &pos, &key, &value)) {
+    unsigned long w = PyLong_AsUnsignedLong(value);
+    if ((w == (unsigned long)-1 && PyErr_Occurred()) || w > UINT32_MAX ||
+        st->num_api_dtypes == MAX_API_DTYPES) {
+      PyErr_Clear();
+      return;
+    }
+    st->api_dtypes[st->num_api_dtypes++] = (uint32_t)w;
+  }
+  st->api = api;
+  st->api_state = API_UNVERIFIED;
+}
+
+/* Packs `t` through the exchange API. 1: packed; 0: read it through the accessors instead (the
+ * API gave something the accessors path would treat differently: a device other than CPU or
+ * CUDA, a dtype _DTYPES does not map, more dims than a record holds, no strides); -1: the API
+ * failed (its error cleared). */
+static int pack_tensor_api(fast_state* st, PyObject* t, flashjit_packed_tensor* rec, long* dev) {
+  DLTensor dl;
+  if (st->api->dltensor_from_py_object_no_sync((void*)t, &dl) != 0) {
+    PyErr_Clear();
+    return -1;
+  }
+  if (dl.ndim < 0 || dl.ndim > FLASHJIT_PACKED_MAX_DIMS || (dl.ndim > 0 && dl.strides == NULL))
+    return 0;
+  uint32_t w;
+  memcpy(&w, &dl.dtype, sizeof w);
+  int known = 0;
+  for (int j = 0; j < st->num_api_dtypes; ++j) known |= st->api_dtypes[j] == w;
+  if (!known) return 0;
+  if (dl.device.device_type == kDLCUDA) {
+    rec->device_type = 2; /* kDLCUDA */
+    rec->device_id = dl.device.device_id;
+    if (*dev < 0) *dev = dl.device.device_id;
+  } else if (dl.device.device_type == kDLCPU) {
+    rec->device_type = 1;
+    rec->device_id = 0;
+  } else {
+    return 0;
+  }
+  rec->data = (char*)dl.data + dl.byte_offset;
+  rec->ndim = dl.ndim;
+  memcpy(&rec->dtype, &w, sizeof w);
+  for (int j = 0; j < dl.ndim; ++j) {
+    rec->shape[j] = dl.shape[j];
+    rec->strides[j] = dl.strides[j];
+  }
+  return 1;
+}
+
+static int same_record(const flashjit_packed_tensor* a, const flashjit_packed_tensor* b) {
+  if (a->data != b->data || a->device_type != b->device_type || a->device_id != b->device_id ||
+      a->ndim != b->ndim || memcmp(&a->dtype, &b->dtype, sizeof a->dtype) != 0)
+    return 0;
+  for (int j = 0; j < a->ndim; ++j)
+    if (a->shape[j] != b->shape[j] || a->strides[j] != b->strides[j]) return 0;
+  return 1;
+}
+
+/* One tensor of the exact type _call._Tensor: through the exchange API when it is on (the
+ * first time also through the accessors, and kept on only if both agree), else pack_tensor. */
+static int pack_exact_tensor(fast_state* st, PyObject* t, PyObject* type, PyObject* dtypes,
+                             flashjit_packed_tensor* rec, long* dev) {
+  if (st->api_type != type) discover_exchange_api(st, type, dtypes);
+  if (st->api_state == API_ON) {
+    if (pack_tensor_api(st, t, rec, dev) == 1) return 1;
+  } else if (st->api_state == API_UNVERIFIED) {
+    /* The first tensor the API packs decides; one it declines leaves the question open. */
+    flashjit_packed_tensor by_api;
+    long d_api = -1, d_acc = -1;
+    const int api = pack_tensor_api(st, t, &by_api, &d_api);
+    if (api < 0) st->api_state = API_OFF;
+    if (!pack_tensor(st, t, dtypes, rec, &d_acc)) return 0;
+    if (api == 1) st->api_state = same_record(&by_api, rec) && d_api == d_acc ? API_ON : API_OFF;
+    if (*dev < 0) *dev = d_acc;
+    return 1;
+  }
+  return pack_tensor(st, t, dtypes, rec, dev);
 }
 
 /* The handle as the Python path packs it ('Q'): 1 ok, 0 the Python path must take the call. */
@@ -248,11 +407,13 @@ static PyObject* fast_call(PyObject* module, PyObject* const* args, Py_ssize_t n
       rec->ndim = FLASHJIT_PACKED_ABSENT;
     } else {
       PyObject* type = (PyObject*)Py_TYPE(item);
-      if (type != tensor_type) {
+      if (type == tensor_type) {
+        if (!pack_exact_tensor(st, item, type, dtypes, rec, &dev)) goto out;
+      } else {
         int seen = PyAnySet_Check(types) ? PySet_Contains(types, type) : -1;
         if (seen != 1) goto out; /* a DLPack object, or a subclass not registered yet */
+        if (!pack_tensor(st, item, dtypes, rec, &dev)) goto out;
       }
-      if (!pack_tensor(st, item, dtypes, rec, &dev)) goto out;
     }
     Py_CLEAR(item);
   }
@@ -354,6 +515,24 @@ static PyObject* fast_call_packed_address(PyObject* module, PyObject* unused) {
   return PyLong_FromVoidPtr((void*)&flashjit_call_packed);
 }
 
+static PyObject* fast_exchange_api_state(PyObject* module, PyObject* unused) {
+  (void)unused;
+  fast_state* st = get_state(module);
+  if (st == NULL) return NULL;
+  const char* names[] = {"off", "unknown", "unverified", "on"};
+  return PyUnicode_FromString(names[st->api_state + 1]);
+}
+
+static PyObject* fast_reset_exchange_api(PyObject* module, PyObject* unused) {
+  (void)unused;
+  fast_state* st = get_state(module);
+  if (st == NULL) return NULL;
+  Py_CLEAR(st->api_type);
+  st->api = NULL;
+  st->api_state = API_UNKNOWN;
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef fast_methods[] = {
     {"call", (PyCFunction)(void (*)(void))fast_call, METH_FASTCALL,
      "call(op, hdr, handle, tensors, *scalars): flashjit._call.call in C."},
@@ -362,6 +541,11 @@ static PyMethodDef fast_methods[] = {
     {"call_packed_address", fast_call_packed_address, METH_NOARGS,
      "The address of the flashjit_call_packed this module calls (to check it is the same "
      "library as the package's)."},
+    {"exchange_api_state", fast_exchange_api_state, METH_NOARGS,
+     "How PyTorch tensors are read: 'on' (the DLPack C exchange API, checked against the "
+     "accessors), 'off' (the accessors), 'unknown' / 'unverified' (no tensor read yet)."},
+    {"reset_exchange_api", fast_reset_exchange_api, METH_NOARGS,
+     "Forgets the exchange-API state: the next tensor looks the API up again (tests)."},
     {NULL, NULL, 0, NULL}};
 
 static int fast_exec(PyObject* module) {
@@ -383,6 +567,8 @@ static int fast_exec(PyObject* module) {
   INTERN(s_tensor_types, "_tensor_types");
   INTERN(s_DTYPES, "_DTYPES");
   INTERN(s_raw_stream, "_raw_stream");
+  INTERN(s_api, "__dlpack_c_exchange_api__");
+  INTERN(s_api_old, "__c_dlpack_exchange_api__");
 #undef INTERN
   PyObject* struct_module = PyImport_ImportModule("struct");
   if (struct_module == NULL) return -1;
@@ -402,6 +588,7 @@ static int fast_traverse(PyObject* module, visitproc visit, void* arg) {
   Py_VISIT(st->kinds);
   Py_VISIT(st->engine);
   Py_VISIT(st->struct_error);
+  Py_VISIT(st->api_type);
   return 0;
 }
 
@@ -426,6 +613,9 @@ static int fast_clear(PyObject* module) {
   Py_CLEAR(st->s_tensor_types);
   Py_CLEAR(st->s_DTYPES);
   Py_CLEAR(st->s_raw_stream);
+  Py_CLEAR(st->s_api);
+  Py_CLEAR(st->s_api_old);
+  Py_CLEAR(st->api_type);
   return 0;
 }
 

@@ -65,6 +65,11 @@ def main():
     print(f"{'part':<64} {'ns':>8}")
     for name, fn in rows:
         print(f"{name:<64} {ns(fn):8.0f}", flush=True)
+    api = [n for n in ("__dlpack_c_exchange_api__", "__c_dlpack_exchange_api__")
+           if hasattr(torch.Tensor, n)]
+    print(f"torch {torch.__version__}: DLPack C exchange API on torch.Tensor: {api or 'none'}")
+    if _call.fast is not None:
+        print(f"extension's tensor read after the rows above: {_call.fast.exchange_api_state()}")
 
 
 if __name__ == "__main__":

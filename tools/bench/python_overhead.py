@@ -162,6 +162,12 @@ def main():
     print(f"call path: {info['call_path']}", file=sys.stderr)
     timer = timed_cpu if args.dry_run else timed
     py = {name: timer(fn, args.iters, sync) for name, fn in ops.items()}
+    fast = flashjit._call.fast
+    if fast is not None and hasattr(fast, "exchange_api_state"):
+        # How the extension read the tensors: "on" = the DLPack C exchange API of the tensor
+        # type (checked against the accessors), "off" = the accessors.
+        info["tensor_read"] = fast.exchange_api_state()
+        print(f"tensor read: {info['tensor_read']}", file=sys.stderr)
     c = {}
     if os.path.exists(args.c_bench):
         cmd = [args.c_bench, "--iters", str(args.iters)] + (["--dry-run"] if args.dry_run else [])
