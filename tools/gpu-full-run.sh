@@ -71,6 +71,12 @@ skip python || {
   timeout 60 python3 python/examples/llama_decode_step.py
   section "python overhead"
   timeout 90 python3 tools/bench/python_overhead.py
+  # A/B: the extension reading tensors through the accessors instead of the DLPack C exchange
+  # API, then the default again (the host is noisy from run to run).
+  section "python overhead, accessors (FLASHJIT_PYTHON_DLPACK_API=0)"
+  FLASHJIT_PYTHON_DLPACK_API=0 timeout 90 python3 tools/bench/python_overhead.py
+  section "python overhead, again"
+  timeout 90 python3 tools/bench/python_overhead.py
   section "python call parts"
   timeout 60 python3 tools/bench/python_call_parts.py
   section "python overhead, dry run (host cost without the launch, same CPU)"
