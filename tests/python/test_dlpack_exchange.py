@@ -11,7 +11,7 @@ import pytest
 import flashjit
 from fake_torch import _DTYPES, FakeTorchTensor, use_fake_torch
 from flashjit import _call
-from test_packed_call import _every_op_calls, _run_all
+from test_packed_call import _every_op_calls, _run_all, cache_dir, engine  # noqa: F401
 
 if _call.fast is None:
     pytest.skip("_flashjit_fast not built", allow_module_level=True)
@@ -78,17 +78,6 @@ class FakeApi:
             strides[0] += 1
         d.shape, d.strides, d.byte_offset = shape, strides, 0
         return 0
-
-
-@pytest.fixture
-def engine(tmp_path):
-    e = flashjit.Engine(dry_run=True, arch="sm_90a", cache_dir=str(tmp_path),
-                        read_environment=False)
-    previous = flashjit.engine._default
-    flashjit.set_default_engine(e)
-    yield e
-    flashjit.set_default_engine(previous)
-    e.close()
 
 
 def install(monkeypatch, api, name="__dlpack_c_exchange_api__"):
