@@ -15,12 +15,13 @@
  * implementation, before anything with an effect has happened (the stream query, the C call):
  * behaviour, messages and exception types are the Python path's by construction.
  *
- * PyTorch tensors (the exact type _call._Tensor) are read through the DLPack C exchange API when
- * the tensor type offers one (`__dlpack_c_exchange_api__`, or the older name
+ * PyTorch tensors (_call._Tensor, and registered subclasses that inherit the same API, such as
+ * nn.Parameter) are read through the DLPack C exchange API when the tensor type offers one
+ * (`__dlpack_c_exchange_api__`, or the older name
  * `__c_dlpack_exchange_api__`: a capsule "dlpack_exchange_api", DLPack >= 1.2): its
  * dltensor_from_py_object_no_sync fills a non-owning DLTensor in one C call instead of five
- * Python-level accessor calls. The first tensor read that way is also read through the
- * accessors and the two records must agree field by field; otherwise, or when the API is
+ * Python-level accessor calls. The first tensor of each type read that way is also read through
+ * the accessors and the two records must agree field by field; otherwise, or when the API is
  * missing, older, raises, or FLASHJIT_PYTHON_DLPACK_API=0, the accessors stay in use.
  *
  * Written against the stable ABI (Py_LIMITED_API 3.11): one _flashjit_fast.abi3.so loads in
@@ -54,6 +55,7 @@ typedef struct {
 
 enum { API_UNKNOWN = 0, API_OFF = -1, API_UNVERIFIED = 1, API_ON = 2 };
 #define MAX_API_DTYPES 32
+#define MAX_API_TYPES 8
 
 typedef struct {
   PyObject* ns;       /* flashjit._call's globals: _ready, _Tensor, _tensor_types, ... */
@@ -76,13 +78,18 @@ typedef struct {
   PyObject* s_raw_stream;
   PyObject* s_api;     /* "__dlpack_c_exchange_api__" */
   PyObject* s_api_old; /* "__c_dlpack_exchange_api__" */
-  /* The exchange API of api_type (a strong reference; the state is redone when _call._Tensor
-   * is another type), and the dtype words the Python path maps (_DTYPES' values) at that time. */
+  /* The exchange API of api_type (= _call._Tensor when it was looked up; a strong reference:
+   * everything below is redone when _call._Tensor is another type), the dtype words the Python
+   * path maps (_DTYPES' values) at that time, and one verdict per tensor type read so far:
+   * entry 0 is api_type itself, the others registered subclasses (nn.Parameter, ...). */
   PyObject* api_type;
+  PyObject* api_holder; /* the attribute the API came from (a strong reference) */
   const dlpack_exchange_api* api;
-  int api_state;
   int num_api_dtypes;
   uint32_t api_dtypes[MAX_API_DTYPES];
+  int num_api_types;
+  PyObject* api_types[MAX_API_TYPES]; /* strong references */
+  int api_states[MAX_API_TYPES];
 } fast_state;
 
 static fast_state* get_state(PyObject* module) { return (fast_state*)PyModule_GetState(module); }
@@ -179,8 +186,10 @@ done:
 }
 
 /* The exchange API of `type`, if it has a usable one (capsule or int address, DLPack 1.x with
- * x >= 2, a non-NULL dltensor_from_py_object_no_sync); NULL otherwise, no error set. */
-static const dlpack_exchange_api* find_exchange_api(fast_state* st, PyObject* type) {
+ * x >= 2, a non-NULL dltensor_from_py_object_no_sync); NULL otherwise, no error set. With
+ * `holder`, *holder gets a new reference to the attribute it came from. */
+static const dlpack_exchange_api* find_exchange_api(fast_state* st, PyObject* type,
+                                                    PyObject** holder) {
   PyObject* names[2] = {st->s_api, st->s_api_old};
   for (int j = 0; j < 2; ++j) {
     PyObject* a = PyObject_GetAttr(type, names[j]);
@@ -194,28 +203,59 @@ static const dlpack_exchange_api* find_exchange_api(fast_state* st, PyObject* ty
     } else if (PyLong_Check(a)) {
       ptr = PyLong_AsVoidPtr(a);
     }
-    Py_DECREF(a);
     PyErr_Clear();
     const dlpack_exchange_api* api = (const dlpack_exchange_api*)ptr;
     if (api != NULL && api->header.version.major == 1 && api->header.version.minor >= 2 &&
-        api->dltensor_from_py_object_no_sync != NULL)
+        api->dltensor_from_py_object_no_sync != NULL) {
+      if (holder != NULL) {
+        *holder = a;
+      } else {
+        Py_DECREF(a);
+      }
       return api;
+    }
+    Py_DECREF(a);
   }
   return NULL;
 }
 
-/* Sets the exchange-API state for tensor type `type` (see the top of this file). */
+/* Whether api_type's API attribute is still the object the API came from (a test, or a
+ * library loaded later, may replace it): one attribute lookup per call. */
+static int exchange_api_unchanged(fast_state* st) {
+  PyObject* a = PyObject_GetAttr(st->api_type, st->s_api);
+  if (a == NULL) {
+    PyErr_Clear();
+    a = PyObject_GetAttr(st->api_type, st->s_api_old);
+    if (a == NULL) {
+      PyErr_Clear();
+      return 0;
+    }
+  }
+  const int same = a == st->api_holder;
+  Py_DECREF(a);
+  return same;
+}
+
+static void forget_exchange_api(fast_state* st) {
+  Py_CLEAR(st->api_type);
+  Py_CLEAR(st->api_holder);
+  for (int j = 0; j < st->num_api_types; ++j) Py_CLEAR(st->api_types[j]);
+  st->num_api_types = 0;
+  st->api = NULL;
+  st->num_api_dtypes = 0;
+}
+
+/* Looks up the exchange API of `type` (= _call._Tensor; see the top of this file). */
 static void discover_exchange_api(fast_state* st, PyObject* type, PyObject* dtypes) {
-  Py_XDECREF(st->api_type);
+  forget_exchange_api(st);
   Py_INCREF(type);
   st->api_type = type;
-  st->api = NULL;
-  st->api_state = API_OFF;
-  st->num_api_dtypes = 0;
   const char* env = getenv("FLASHJIT_PYTHON_DLPACK_API");
   if (env != NULL && strcmp(env, "0") == 0) return;
-  const dlpack_exchange_api* api = find_exchange_api(st, type);
+  PyObject* holder = NULL;
+  const dlpack_exchange_api* api = find_exchange_api(st, type, &holder);
   if (api == NULL) return;
+  st->api_holder = holder;
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(dtypes, &pos, &key, &value)) {
@@ -223,12 +263,28 @@ static void discover_exchange_api(fast_state* st, PyObject* type, PyObject* dtyp
     if ((w == (unsigned long)-1 && PyErr_Occurred()) || w > UINT32_MAX ||
         st->num_api_dtypes == MAX_API_DTYPES) {
       PyErr_Clear();
+      st->num_api_dtypes = 0;
       return;
     }
     st->api_dtypes[st->num_api_dtypes++] = (uint32_t)w;
   }
   st->api = api;
-  st->api_state = API_UNVERIFIED;
+}
+
+/* The verdict slot of tensor type `type`, made on first sight: unverified when the type is
+ * _call._Tensor or inherits the very same API, off otherwise. NULL when the table is full
+ * (that type keeps the accessors). */
+static int* api_state_of(fast_state* st, PyObject* type) {
+  for (int j = 0; j < st->num_api_types; ++j)
+    if (st->api_types[j] == type) return &st->api_states[j];
+  if (st->num_api_types == MAX_API_TYPES) return NULL;
+  const int j = st->num_api_types++;
+  Py_INCREF(type);
+  st->api_types[j] = type;
+  st->api_states[j] = type == st->api_type || find_exchange_api(st, type, NULL) == st->api
+                          ? API_UNVERIFIED
+                          : API_OFF;
+  return &st->api_states[j];
 }
 
 /* Packs `t` through the exchange API. 1: packed; 0: read it through the accessors instead (the
@@ -277,21 +333,23 @@ static int same_record(const flashjit_packed_tensor* a, const flashjit_packed_te
   return 1;
 }
 
-/* One tensor of the exact type _call._Tensor: through the exchange API when it is on (the
- * first time also through the accessors, and kept on only if both agree), else pack_tensor. */
-static int pack_exact_tensor(fast_state* st, PyObject* t, PyObject* type, PyObject* dtypes,
+/* One tensor of _call._Tensor or a registered subclass: through the exchange API when it is on
+ * for its type (the first time also through the accessors, and kept on only if both agree),
+ * else pack_tensor. */
+static int pack_torch_tensor(fast_state* st, PyObject* t, PyObject* tensor_type, PyObject* dtypes,
                              flashjit_packed_tensor* rec, long* dev) {
-  if (st->api_type != type) discover_exchange_api(st, type, dtypes);
-  if (st->api_state == API_ON) {
+  if (st->api_type != tensor_type) discover_exchange_api(st, tensor_type, dtypes);
+  int* state = st->api != NULL ? api_state_of(st, (PyObject*)Py_TYPE(t)) : NULL;
+  if (state != NULL && *state == API_ON) {
     if (pack_tensor_api(st, t, rec, dev) == 1) return 1;
-  } else if (st->api_state == API_UNVERIFIED) {
+  } else if (state != NULL && *state == API_UNVERIFIED) {
     /* The first tensor the API packs decides; one it declines leaves the question open. */
     flashjit_packed_tensor by_api;
     long d_api = -1, d_acc = -1;
     const int api = pack_tensor_api(st, t, &by_api, &d_api);
-    if (api < 0) st->api_state = API_OFF;
+    if (api < 0) *state = API_OFF;
     if (!pack_tensor(st, t, dtypes, rec, &d_acc)) return 0;
-    if (api == 1) st->api_state = same_record(&by_api, rec) && d_api == d_acc ? API_ON : API_OFF;
+    if (api == 1) *state = same_record(&by_api, rec) && d_api == d_acc ? API_ON : API_OFF;
     if (*dev < 0) *dev = d_acc;
     return 1;
   }
@@ -394,6 +452,8 @@ static PyObject* fast_call(PyObject* module, PyObject* const* args, Py_ssize_t n
   Py_ssize_t n = is_tuple ? PyTuple_Size(seq) : PyList_Size(seq);
   if (n < 0 || n > FLASHJIT_PACKED_MAX_TENSORS) goto out;
   long dev = -1;
+  if (st->api != NULL && st->api_type == tensor_type && !exchange_api_unchanged(st))
+    forget_exchange_api(st); /* looked up again at the next tensor */
   for (Py_ssize_t j = 0; j < n; ++j) {
     if (!is_tuple && j >= PyList_Size(seq)) goto out; /* the list changed under us */
     item = is_tuple ? PyTuple_GetItem(seq, j) : PyList_GetItem(seq, j);
@@ -407,13 +467,11 @@ static PyObject* fast_call(PyObject* module, PyObject* const* args, Py_ssize_t n
       rec->ndim = FLASHJIT_PACKED_ABSENT;
     } else {
       PyObject* type = (PyObject*)Py_TYPE(item);
-      if (type == tensor_type) {
-        if (!pack_exact_tensor(st, item, type, dtypes, rec, &dev)) goto out;
-      } else {
+      if (type != tensor_type) {
         int seen = PyAnySet_Check(types) ? PySet_Contains(types, type) : -1;
         if (seen != 1) goto out; /* a DLPack object, or a subclass not registered yet */
-        if (!pack_tensor(st, item, dtypes, rec, &dev)) goto out;
       }
+      if (!pack_torch_tensor(st, item, tensor_type, dtypes, rec, &dev)) goto out;
     }
     Py_CLEAR(item);
   }
@@ -515,21 +573,28 @@ static PyObject* fast_call_packed_address(PyObject* module, PyObject* unused) {
   return PyLong_FromVoidPtr((void*)&flashjit_call_packed);
 }
 
-static PyObject* fast_exchange_api_state(PyObject* module, PyObject* unused) {
-  (void)unused;
+static PyObject* fast_exchange_api_state(PyObject* module, PyObject* const* args,
+                                         Py_ssize_t nargs) {
   fast_state* st = get_state(module);
   if (st == NULL) return NULL;
+  if (nargs > 1) {
+    PyErr_SetString(PyExc_TypeError, "exchange_api_state([type])");
+    return NULL;
+  }
+  PyObject* type = nargs == 1 ? args[0] : st->api_type;
+  int state = API_UNKNOWN;
+  if (st->api_type != NULL && st->api == NULL) state = API_OFF;
+  for (int j = 0; j < st->num_api_types; ++j)
+    if (st->api_types[j] == type) state = st->api_states[j];
   const char* names[] = {"off", "unknown", "unverified", "on"};
-  return PyUnicode_FromString(names[st->api_state + 1]);
+  return PyUnicode_FromString(names[state + 1]);
 }
 
 static PyObject* fast_reset_exchange_api(PyObject* module, PyObject* unused) {
   (void)unused;
   fast_state* st = get_state(module);
   if (st == NULL) return NULL;
-  Py_CLEAR(st->api_type);
-  st->api = NULL;
-  st->api_state = API_UNKNOWN;
+  forget_exchange_api(st);
   Py_RETURN_NONE;
 }
 
@@ -541,9 +606,10 @@ static PyMethodDef fast_methods[] = {
     {"call_packed_address", fast_call_packed_address, METH_NOARGS,
      "The address of the flashjit_call_packed this module calls (to check it is the same "
      "library as the package's)."},
-    {"exchange_api_state", fast_exchange_api_state, METH_NOARGS,
-     "How PyTorch tensors are read: 'on' (the DLPack C exchange API, checked against the "
-     "accessors), 'off' (the accessors), 'unknown' / 'unverified' (no tensor read yet)."},
+    {"exchange_api_state", (PyCFunction)(void (*)(void))fast_exchange_api_state, METH_FASTCALL,
+     "exchange_api_state([type]): how tensors of `type` (default: _call._Tensor) are read: "
+     "'on' (the DLPack C exchange API, checked against the accessors), 'off' (the accessors), "
+     "'unknown' / 'unverified' (none read yet)."},
     {"reset_exchange_api", fast_reset_exchange_api, METH_NOARGS,
      "Forgets the exchange-API state: the next tensor looks the API up again (tests)."},
     {NULL, NULL, 0, NULL}};
@@ -589,6 +655,8 @@ static int fast_traverse(PyObject* module, visitproc visit, void* arg) {
   Py_VISIT(st->engine);
   Py_VISIT(st->struct_error);
   Py_VISIT(st->api_type);
+  Py_VISIT(st->api_holder);
+  for (int j = 0; j < st->num_api_types; ++j) Py_VISIT(st->api_types[j]);
   return 0;
 }
 
@@ -615,7 +683,7 @@ static int fast_clear(PyObject* module) {
   Py_CLEAR(st->s_raw_stream);
   Py_CLEAR(st->s_api);
   Py_CLEAR(st->s_api_old);
-  Py_CLEAR(st->api_type);
+  forget_exchange_api(st);
   return 0;
 }
 

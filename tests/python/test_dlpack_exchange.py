@@ -80,6 +80,12 @@ class FakeApi:
         return 0
 
 
+@pytest.fixture(autouse=True)
+def forget_the_api():
+    yield
+    fast.reset_exchange_api()  # the fake APIs die with their test
+
+
 def install(monkeypatch, api, name="__dlpack_c_exchange_api__"):
     monkeypatch.setattr(FakeTorchTensor, name, api.capsule, raising=False)
     fast.reset_exchange_api()
@@ -131,3 +137,55 @@ def test_the_environment_turns_it_off(engine, monkeypatch):
     monkeypatch.setenv("FLASHJIT_PYTHON_DLPACK_API", "0")
     compare_with_python(monkeypatch)
     assert fast.exchange_api_state() == "off" and api.calls == 0
+
+
+class FakeParameter(FakeTorchTensor):
+    """A registered subclass that inherits the base type's API (as nn.Parameter does)."""
+
+    __slots__ = ()
+
+
+class OwnApiTensor(FakeTorchTensor):
+    """A registered subclass with an exchange API of its own: not the verified one."""
+
+    __slots__ = ()
+
+
+def test_registered_subclasses_use_the_api_they_inherit(engine, monkeypatch):
+    api, other = FakeApi(), FakeApi()
+    install(monkeypatch, api)
+    monkeypatch.setattr(OwnApiTensor, "__dlpack_c_exchange_api__", other.capsule, raising=False)
+    use_fake_torch(monkeypatch)
+    monkeypatch.setattr(_call, "_tensor_types", {FakeTorchTensor, FakeParameter, OwnApiTensor})
+
+    def rmsnorm(weight_type):
+        x, out = FakeTorchTensor((4, 4096)), FakeTorchTensor((4, 4096))
+        return fast.call(_call.RMSNORM, _call.header("d"), None, (x, weight_type((4096,)), out),
+                         1e-6)
+
+    rmsnorm(FakeParameter)
+    rmsnorm(FakeParameter)
+    assert fast.exchange_api_state() == "on"
+    assert fast.exchange_api_state(FakeParameter) == "on"
+    assert api.calls == 6  # 3 tensors per call (the first call also checks 2 types once)
+    rmsnorm(OwnApiTensor)
+    assert fast.exchange_api_state(OwnApiTensor) == "off" and other.calls == 0
+    with pytest.raises(flashjit.InvalidArgumentError, match="weight"):
+        rmsnorm(lambda shape: FakeParameter((2048,)))  # still validated by the library
+
+
+def test_a_replaced_api_attribute_is_looked_up_again(engine, monkeypatch):
+    first, second = FakeApi(), FakeApi()
+    install(monkeypatch, first)
+    use_fake_torch(monkeypatch)
+    call = lambda: fast.call(_call.RMSNORM, _call.header("d"), None,  # noqa: E731
+                             (FakeTorchTensor((4, 4096)), FakeTorchTensor((4096,)),
+                              FakeTorchTensor((4, 4096))), 1e-6)
+    call()
+    assert fast.exchange_api_state() == "on" and first.calls == 3
+    monkeypatch.setattr(FakeTorchTensor, "__dlpack_c_exchange_api__", second.capsule)
+    call()  # no reset: the extension notices the new attribute itself
+    assert first.calls == 3 and second.calls == 3
+    monkeypatch.delattr(FakeTorchTensor, "__dlpack_c_exchange_api__")
+    call()
+    assert first.calls == 3 and second.calls == 3 and fast.exchange_api_state() == "off"
