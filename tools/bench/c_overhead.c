@@ -159,9 +159,13 @@ static flashjit_status OpAppend(void) {
                                         &kv_ptr.t, &kv_last.t, FLASHJIT_KV_LAYOUT_NHD, 1.f, 1.f,
                                         NULL);
 }
+/* With a workspace, as the Python package calls it: the library may then split the request
+ * over the SMs and merge (two launches), which it cannot do without one. */
+static void* single_ws;
+static size_t single_ws_bytes;
 static flashjit_status OpSingleDecode(void) {
   return flashjit_single_decode(E, &dq.t, &dk.t, &dv.t, &dout.t, NULL, FLASHJIT_KV_LAYOUT_NHD, NULL,
-                                NULL, 0, NULL);
+                                single_ws, single_ws_bytes, NULL);
 }
 static flashjit_status OpBatchDecode(void) {
   return flashjit_batch_decode_run(W, &bq.t, &kc.t, &vc.t, &kv_idx.t, &bout.t, NULL, NULL);
@@ -343,6 +347,8 @@ int main(int argc, char** argv) {
   if ((st = flashjit_batch_decode_create(E, &cfg, &W)) != FLASHJIT_OK) Die("decode create", st);
   if ((st = flashjit_batch_decode_workspace_bytes(W, &ws_bytes)) != FLASHJIT_OK) Die("ws", st);
   ws = Alloc(ws_bytes);
+  single_ws_bytes = flashjit_single_decode_workspace_bytes(HQ, D);
+  single_ws = Alloc(single_ws_bytes);
   if ((st = flashjit_batch_decode_plan(W, h_ptr, h_last, B, NULL, ws, ws_bytes, NULL, 0, NULL)) !=
       FLASHJIT_OK)
     Die("plan", st);
