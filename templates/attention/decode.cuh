@@ -12,15 +12,15 @@
 namespace flashjit::attention {
 
 // The work item of this CTA: from the plan, or the uniform split of a single request.
-FLASHJIT_DEVICE DecodeWorkItem ThisWorkItem(const DecodeParams& p) {
-  if (p.work) return p.work[blockIdx.x];
+FLASHJIT_DEVICE DecodeWorkItem ThisWorkItem(const DecodeParams& p, int item) {
+  if (p.work) return p.work[item];
   DecodeWorkItem w;
   w.request = 0;
   w.page_begin = 0;
   w.kv_len = p.single_kv_len;
-  w.kv_start = blockIdx.x * p.single_chunk;
+  w.kv_start = item * p.single_chunk;
   w.kv_end = min(p.single_kv_len, w.kv_start + p.single_chunk);
-  w.partial = gridDim.x > 1 ? static_cast<int>(blockIdx.x) : -1;
+  w.partial = DecodeGridItems(p) > 1 ? item : -1;
   w.merge = -1;
   return w;
 }
@@ -69,12 +69,13 @@ __device__ void decode_attention(const DecodeParams& p) {
 
   // The item is read before the count (the grid never exceeds the workspace's capacity), so
   // that the two loads overlap.
-  const DecodeWorkItem w = ThisWorkItem(p);
-  const int num_items = p.num_work ? *p.num_work : static_cast<int>(gridDim.x);
-  if (static_cast<int>(blockIdx.x) >= num_items) return;  // graph mode: fixed grid
-  const int kv_head = blockIdx.y / p.q_tiles;
-  const int qh0 = kv_head * p.group_size + (blockIdx.y % p.q_tiles) * kDecodeQTile;
-  const int rows = min(kDecodeQTile, p.group_size - (blockIdx.y % p.q_tiles) * kDecodeQTile);
+  const int item = DecodeCtaItem(p), head_tile = DecodeCtaHeadTile(p);
+  const DecodeWorkItem w = ThisWorkItem(p, item);
+  const int num_items = p.num_work ? *p.num_work : DecodeGridItems(p);
+  if (item >= num_items) return;  // graph mode: fixed grid
+  const int kv_head = head_tile / p.q_tiles;
+  const int qh0 = kv_head * p.group_size + (head_tile % p.q_tiles) * kDecodeQTile;
+  const int rows = min(kDecodeQTile, p.group_size - (head_tile % p.q_tiles) * kDecodeQTile);
   const int qpos = w.kv_len - 1;
   const int key_lo = p.window_left >= 0 ? max(w.kv_start, qpos - p.window_left) : w.kv_start;
 

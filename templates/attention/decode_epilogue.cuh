@@ -19,7 +19,7 @@ FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w,
   __shared__ int is_last;
   __threadfence();  // this CTA's partials are visible before the count says so
   __syncthreads();
-  int32_t* counter = p.merge_counters + w.merge * gridDim.y + blockIdx.y;
+  int32_t* counter = p.merge_counters + w.merge * DecodeHeadTiles(p) + DecodeCtaHeadTile(p);
   if (threadIdx.x == 0) {
     is_last = atomicAdd(counter, 1) == item.num_partials - 1;
     if (is_last) *counter = 0;  // every other CTA of this group has counted

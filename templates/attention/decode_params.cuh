@@ -74,7 +74,7 @@ struct DecodeParams {
   float* partial_lse;          // [slots, Hq]
   const float* sinks;          // [Hq] natural-log sink logits, or null
   // Fused merge (plans): the last CTA of a split request merges its partials. Counters
-  // [merge items, gridDim.y] start at 0 and are left at 0. Null: the merge kernel does it.
+  // [merge items, head tiles] start at 0 and are left at 0. Null: the merge kernel does it.
   const DecodeMergeItem* merge_items;
   int32_t* merge_counters;
   int64_t q_stride_b, q_stride_h;
@@ -94,9 +94,30 @@ struct DecodeParams {
   float rope_rcp_scale;   // RoPE: angle = pos * rope_rcp_scale * theta^(-2i/D)
   float rope_log2_theta;
   int32_t window_left;  // keys j >= kv_len - 1 - window_left are visible when windowed
-  int32_t pad_;
+  // CTA order. 1: blockIdx.x = item * (num_kv_heads * q_tiles) + head tile, so that the CTAs
+  // of one work item (its kv heads, whose rows share every page) run side by side. 0: blockIdx.x
+  // is the item, blockIdx.y the head tile.
+  int32_t head_major;
 };
 FLASHJIT_CHECK_PARAMS(DecodeParams, 240);
+
+#if FLASHJIT_HAS_DEVICE
+// CTAs per work item (kv heads x query tiles), and this CTA's work item and head tile.
+FLASHJIT_DEVICE int DecodeHeadTiles(const DecodeParams& p) { return p.num_kv_heads * p.q_tiles; }
+FLASHJIT_DEVICE int DecodeCtaItem(const DecodeParams& p) {
+  return p.head_major ? static_cast<int>(blockIdx.x) / DecodeHeadTiles(p)
+                      : static_cast<int>(blockIdx.x);
+}
+FLASHJIT_DEVICE int DecodeCtaHeadTile(const DecodeParams& p) {
+  return p.head_major ? static_cast<int>(blockIdx.x) % DecodeHeadTiles(p)
+                      : static_cast<int>(blockIdx.y);
+}
+// Work items the grid has room for.
+FLASHJIT_DEVICE int DecodeGridItems(const DecodeParams& p) {
+  return p.head_major ? static_cast<int>(gridDim.x) / DecodeHeadTiles(p)
+                      : static_cast<int>(gridDim.x);
+}
+#endif
 
 struct DecodeMergeParams {
   const float* partial_o;        // [slots, Hq, D]

@@ -5,9 +5,14 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
+#include <functional>
 #include <numeric>
 #include <random>
 #include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "src/ops/decode/decode_spec.h"
 #include "src/runtime/driver.h"
@@ -29,13 +34,73 @@ void Upload(void* dst, const void* src, size_t bytes) {
   if (rc != CUDA_SUCCESS) Check(runtime::CudaStatus(rc, "cuMemcpyHtoD"));
 }
 
+struct Shape {
+  int b, len;
+  DType kv;
+};
+
+// The shape's name for --shapes.
+std::string ShapeKey(const Shape& s) {
+  return fmt::format("{}{}x{}", s.kv == DType::kBF16 ? "" : "e4m3:", s.b, s.len);
+}
+
+// --shapes LIST: only these shapes, comma-separated: BxL (bf16), e4m3:BxL, sL (single decode).
+// --once: one call of each shape, no timing (for a profiler).
+struct Options {
+  std::vector<std::string> shapes;
+  bool once = false;
+  bool Wants(const std::string& key) const {
+    return shapes.empty() || std::find(shapes.begin(), shapes.end(), key) != shapes.end();
+  }
+};
+
+Options ParseOptions(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--once")) o.once = true;
+    if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) {
+      std::string list = argv[++i];
+      for (size_t pos = 0; pos <= list.size();) {
+        const size_t end = std::min(list.find(',', pos), list.size());
+        if (end > pos) o.shapes.push_back(list.substr(pos, end - pos));
+        pos = end + 1;
+      }
+    }
+  }
+  return o;
+}
+
+// Median of synced calls and the back-to-back figure, or (--once) one call and zeros.
+std::pair<double, double> Time(const Options& o, const std::function<void(int)>& run) {
+  if (o.once && !bench::DryRun()) {
+    run(0);
+    auto d = runtime::Driver();
+    Check(d.status());
+    if (CUresult rc = (*d)->cuCtxSynchronize(); rc != CUDA_SUCCESS)
+      Check(runtime::CudaStatus(rc, "decode"));
+    return {0.0, 0.0};
+  }
+  return {bench::MedianMicros(run, 30, 5), bench::BackToBackMicros(run, 30)};
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
+  const Options opt = ParseOptions(argc, argv);
   const int hq = 32, hkv = 8, d = 128, ps = 16;
   const int64_t page_elems = int64_t(ps) * hkv * d;
-  const int64_t max_tokens = 256LL * 32768;
+  std::vector<Shape> shapes;
+  for (int b : {1, 16, 64, 256})
+    for (int len : {1024, 4096, 16384, 32768}) shapes.push_back({b, len, DType::kBF16});
+  for (auto [b, len] : {std::pair{16, 4096}, {64, 4096}, {64, 32768}, {256, 1024}})
+    shapes.push_back({b, len, DType::kF8E4M3});
+
+  // The pool holds the largest selected shape, and at least 2 GB (the rotation over copies and
+  // the single-request rows need 1 GB).
+  int64_t max_tokens = 1LL << 19;
+  for (const Shape& s : shapes)
+    if (opt.Wants(ShapeKey(s))) max_tokens = std::max<int64_t>(max_tokens, int64_t(s.b) * s.len);
   const int64_t pool_pages = bench::DryRun() ? 64 : max_tokens / ps + 64;
   // One pool of pages for every shape, K and V per page ([pages, 2, ps, Hkv, D]).
   void* pool = bench::DeviceAlloc(size_t(pool_pages) * 2 * page_elems * 2);
@@ -44,17 +109,8 @@ int main(int argc, char** argv) {
   size_t ws_bytes = 0;
   std::mt19937 rng(7);
 
-  struct Shape {
-    int b, len;
-    DType kv;
-  };
-  std::vector<Shape> shapes;
-  for (int b : {1, 16, 64, 256})
-    for (int len : {1024, 4096, 16384, 32768}) shapes.push_back({b, len, DType::kBF16});
-  for (auto [b, len] : {std::pair{16, 4096}, {64, 4096}, {64, 32768}, {256, 1024}})
-    shapes.push_back({b, len, DType::kF8E4M3});
-
   for (const Shape& s : shapes) {
+    if (!opt.Wants(ShapeKey(s))) continue;
     const int64_t pages_per = (s.len + ps - 1) / ps, pages = pages_per * s.b;
     const int64_t kv_bytes = int64_t(s.b) * s.len * hkv * d * 2 * DTypeBytes(s.kv);
     // Enough page tables to rotate over ~1 GB of KV (the L2 is 60 MB).
@@ -101,8 +157,7 @@ int main(int argc, char** argv) {
                       TensorView::Contiguous(tables[c], DType::kI32, {pages}),
                       TensorView::Contiguous(outs[c], DType::kBF16, {s.b, hq, d})));
     };
-    const double us = bench::MedianMicros(run, 30, 5);
-    const double b2b = bench::BackToBackMicros(run, 30);
+    const auto [us, b2b] = Time(opt, run);
     bench::Report("decode",
                   fmt::format("{} B={} L={}", s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len),
                   us, double(kv_bytes), 0,
@@ -111,6 +166,7 @@ int main(int argc, char** argv) {
   }
   // Single-request decode (contiguous KV, split over the SMs).
   for (int len : {1024, 4096, 16384, 32768}) {
+    if (!opt.Wants(fmt::format("s{}", len))) continue;
     const size_t wsb = SingleDecodeWorkspaceBytes(hq, d);
     void* sws = bench::DeviceAlloc(wsb);
     void* q = bench::DeviceAlloc(size_t(hq) * d * 2);
@@ -127,8 +183,7 @@ int main(int argc, char** argv) {
                          TensorView::Contiguous(out, DType::kBF16, {hq, d}), {}, KVLayout::kNHD, {},
                          sws, wsb));
     };
-    const double us = bench::MedianMicros(run, 30, 5);
-    const double b2b = bench::BackToBackMicros(run, 30);
+    const auto [us, b2b] = Time(opt, run);
     bench::Report("single_decode", fmt::format("bf16 L={}", len), us, double(kv_elems) * 4, 0,
                   bench::BackToBackNote(b2b, double(kv_elems) * 4));
   }

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 namespace flashjit::ops {
 
@@ -94,15 +96,30 @@ void FillOptionParams(const DecodeOptions& o, int head_dim, attention::DecodePar
   p->sinks = static_cast<const float*>(o.sinks.data);
 }
 
+bool DecodeHeadMajor() {
+  // Tuning knob for benchmarks: FLASHJIT_DECODE_ORDER=item launches (item, head tile) as
+  // (blockIdx.x, blockIdx.y), the order before session 3.
+  static const bool kHeadMajor = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_ORDER");
+    return !(v && std::strcmp(v, "item") == 0);
+  }();
+  return kHeadMajor;
+}
+
 Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
                     const attention::DecodeParams& p, int grid_items,
                     const attention::DecodeMergeParams& mp, int merge_items, CUstream stream) {
+  // Head-major order: the CTAs of one work item (one per kv head) are neighbours in the grid, so
+  // they start together and read each page's rows of all heads at about the same time.
+  const int64_t head_tiles = int64_t(p.num_kv_heads) * p.q_tiles;
+  attention::DecodeParams lp = p;
+  lp.head_major = DecodeHeadMajor() && int64_t(grid_items) * head_tiles <= 0x7fffffff;
   runtime::LaunchConfig cfg;
-  cfg.grid_x = static_cast<uint32_t>(grid_items);
-  cfg.grid_y = static_cast<uint32_t>(p.num_kv_heads * p.q_tiles);
+  cfg.grid_x = static_cast<uint32_t>(lp.head_major ? grid_items * head_tiles : grid_items);
+  cfg.grid_y = static_cast<uint32_t>(lp.head_major ? 1 : head_tiles);
   cfg.block_x = attention::kDecodeThreads;
   cfg.dynamic_smem = static_cast<uint32_t>(DecodeSmemBytes(spec));
-  FLASHJIT_RETURN_IF_ERROR(kernel.Launch(0, cfg, &p, stream));
+  FLASHJIT_RETURN_IF_ERROR(kernel.Launch(0, cfg, &lp, stream));
   if (merge_items <= 0) return Status::Ok();
   runtime::LaunchConfig mcfg;
   mcfg.grid_x = static_cast<uint32_t>(merge_items);

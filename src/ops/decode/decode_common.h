@@ -27,6 +27,9 @@ DecodeSpec DecodeSpecFor(DType q_dtype, DType kv_dtype, int head_dim, const Deco
 // Runtime fields of the Params from the options (scales, cap, window, RoPE, sinks).
 void FillOptionParams(const DecodeOptions& o, int head_dim, attention::DecodeParams* p);
 
+// Whether decode CTAs are launched head-major (see DecodeParams::head_major).
+bool DecodeHeadMajor();
+
 // Launches the attention kernel over `grid_items` work items and, when `merge_items` > 0, the
 // merge kernel.
 Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,

@@ -79,13 +79,18 @@ Result<VariantSpec> DecodeSpec::ToVariant() const {
 }
 
 int DecodeStages(int head_dim, int kv_bytes) {
-  // Tuning knob for benchmarks: FLASHJIT_DECODE_STAGES (2..4) overrides the depth up to D 128.
+  // Tuning knob for benchmarks: FLASHJIT_DECODE_STAGES (2..8) overrides the depth up to D 128,
+  // as far as shared memory allows.
   static const int kOverride = [] {
     const char* v = std::getenv("FLASHJIT_DECODE_STAGES");
     const int n = v ? std::atoi(v) : 0;
-    return n >= 2 && n <= 4 ? n : 0;
+    return n >= 2 && n <= 8 ? n : 0;
   }();
-  if (kOverride && head_dim <= 128) return kOverride;
+  if (kOverride && head_dim <= 128) {
+    int n = kOverride;
+    while (n > 2 && attention::DecodeSmemBytes(head_dim, kv_bytes, n, true) > 227 * 1024) --n;
+    return n;
+  }
   // About 32 KB of K+V per stage in flight for 16-bit caches; two CTAs per SM up to D = 128.
   if (kv_bytes == 2) return head_dim == 64 ? 4 : head_dim == 128 ? 3 : 2;
   return head_dim == 64 ? 6 : head_dim == 128 ? 4 : 2;

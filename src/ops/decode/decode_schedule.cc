@@ -1,6 +1,7 @@
 #include "src/ops/decode/decode_schedule.h"
 
 #include <algorithm>
+#include <cstdlib>
 
 namespace flashjit::ops {
 namespace {
@@ -26,6 +27,15 @@ int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits) {
 
 int32_t ChooseDecodeChunk(const std::vector<DecodeRequest>& requests,
                           const DecodeScheduleLimits& limits) {
+  // Tuning knob for benchmarks: FLASHJIT_DECODE_CHUNK (keys, rounded up to a tile) fixes the
+  // chunk where the workspace has room for the items it makes.
+  static const int64_t kForced = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_CHUNK");
+    const int64_t n = v ? std::atoll(v) : 0;
+    return n > 0 ? (n + kTile - 1) / kTile * kTile : 0;
+  }();
+  if (kForced > 0 && kForced <= 0x7fffffff && ItemsFor(requests, kForced) <= limits.max_items)
+    return static_cast<int32_t>(kForced);
   int64_t longest = 0;
   for (const DecodeRequest& r : requests)
     longest = std::max<int64_t>(longest, r.kv_len - r.kv_start);
