@@ -110,8 +110,9 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
                      : force->kernel == 0 ? std::string("sweep warp kernel")
                      : force->kernel == 1
                          ? fmt::format("sweep tile w{} i{}", force->warps, force->items)
-                         : fmt::format("sweep row w{} i{} slots {}{}", force->warps, force->items,
-                                       force->slots, force->full_grid ? " full grid" : "");
+                         : fmt::format("sweep row w{} i{} slots {}{}{}", force->warps, force->items,
+                                       force->slots, force->full_grid ? " full grid" : "",
+                                       force->minb > 1 ? fmt::format(" mb{}", force->minb) : "");
   note += bench::BackToBackNote(b2b, moved);
   bench::Report(names[static_cast<int>(form)],
                 fmt::format("bf16 nnz {} h {}/{} d {}", nnz, hq, hk, dim), us, moved, 0, note);

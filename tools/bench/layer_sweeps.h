@@ -13,7 +13,7 @@
 namespace flashjit::bench {
 
 // The warp kernel (the first default), the tile kernel's best, and the row kernel over warps /
-// heads in flight (items) / slots / full grid.
+// heads in flight (items) / slots / full grid / launch bound (min blocks per SM).
 inline std::vector<ops::RopeSpec> RopeSweep() {
   std::vector<ops::RopeSpec> specs;
   ops::RopeSpec warp;
@@ -24,27 +24,27 @@ inline std::vector<ops::RopeSpec> RopeSweep() {
   tile.warps = 4;
   tile.items = 5;
   specs.push_back(tile);
-  for (auto [w, i, sl, g] : std::vector<std::array<int, 4>>{{4, 1, 1, 0},
-                                                            {4, 2, 1, 0},
-                                                            {4, 4, 1, 0},
-                                                            {4, 1, 2, 0},
-                                                            {4, 2, 2, 0},
-                                                            {4, 4, 2, 0},
-                                                            {4, 1, 4, 0},
-                                                            {4, 2, 4, 0},
-                                                            {4, 4, 4, 0},
-                                                            {8, 2, 2, 0},
-                                                            {4, 1, 8, 1},
-                                                            {4, 2, 8, 1},
-                                                            {4, 5, 8, 1},
-                                                            {4, 2, 4, 1},
-                                                            {4, 4, 2, 1}}) {
+  for (auto [w, i, sl, g, mb] : std::vector<std::array<int, 5>>{{4, 1, 4, 0, 1},
+                                                                {4, 2, 4, 0, 1},
+                                                                {4, 4, 4, 0, 1},
+                                                                {4, 2, 4, 0, 8},
+                                                                {4, 4, 4, 0, 6},
+                                                                {4, 1, 2, 0, 1},
+                                                                {4, 2, 2, 0, 1},
+                                                                {4, 4, 2, 0, 1},
+                                                                {4, 2, 8, 0, 1},
+                                                                {8, 2, 4, 0, 1},
+                                                                {8, 4, 4, 0, 1},
+                                                                {4, 2, 8, 1, 1},
+                                                                {4, 4, 8, 1, 1},
+                                                                {4, 2, 8, 1, 8}}) {
     ops::RopeSpec s;
     s.kernel = 2;
     s.warps = static_cast<uint8_t>(w);
     s.items = static_cast<uint8_t>(i);
     s.slots = static_cast<uint8_t>(sl);
     s.full_grid = static_cast<uint8_t>(g);
+    s.minb = static_cast<uint8_t>(mb);
     specs.push_back(s);
   }
   return specs;

@@ -41,8 +41,9 @@ Status CheckFinitePositive(float x, std::string_view name) { return CheckPositiv
 rope::HeadLayout Layout(const TensorView& t) { return {t.strides[0], t.strides[1]}; }
 
 // Benchmark / test knob: FLASHJIT_ROPE_KERNEL = "warp" (the warp-per-token kernel),
-// "tile:<warps>:<items>" or "row:<warps>:<items>:<slots>[:<full grid 0/1>]" (slots 0: the
-// chooser's); unset or unparsable: the chooser's pick.
+// "tile:<warps>:<items>" or "row:<warps>:<items>:<slots>[:<full grid 0/1>[:<min blocks>]]"
+// (slots 0: the chooser's; min blocks: the launch bound, 1 by default); unset or unparsable: the
+// chooser's pick.
 const RopeSpec* KernelOverride() {
   static const std::optional<RopeSpec> kOverride = []() -> std::optional<RopeSpec> {
     const char* v = std::getenv("FLASHJIT_ROPE_KERNEL");
@@ -56,11 +57,12 @@ const RopeSpec* KernelOverride() {
     }
     if (std::sscanf(v, "tile:%d:%d", &w, &i) == 2 && ok()) {
       s.kernel = 1;
-    } else if (int g = 0, n = std::sscanf(v, "row:%d:%d:%d:%d", &w, &i, &sl, &g);
-               n >= 3 && ok() && sl >= 0 && sl <= 64) {
+    } else if (int g = 0, mb = 1, n = std::sscanf(v, "row:%d:%d:%d:%d:%d", &w, &i, &sl, &g, &mb);
+               n >= 3 && ok() && sl >= 0 && sl <= 64 && mb >= 1 && mb <= 16) {
       s.kernel = 2;
       s.slots = static_cast<uint8_t>(sl);
-      s.full_grid = n == 4 && g == 1;
+      s.full_grid = n >= 4 && g == 1;
+      s.minb = static_cast<uint8_t>(mb);
     } else {
       return std::nullopt;
     }
@@ -159,13 +161,17 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream, const RopeSpec* 
   const int64_t per_token = (a.q.shape[1] + a.k.shape[1]) * chunks;
   const int64_t angle_ld = (rotary_dim / 2 + 3) / 4 * 4;
   const int64_t heads = a.q.shape[1] + a.k.shape[1];
-  // Default (measured on the H200, docs/perf/layer_ops.md, 2026-11-29 s2): the row kernel, 4
-  // warps, one head in flight per thread for NeoX (more raised registers and lost time), two for
-  // interleaved (half the registers per head).
+  // Default (measured on the H200, docs/perf/layer_ops.md, session 3): the row kernel, 4 warps,
+  // 8 slots (5 heads per thread at 32/8 heads), one block per token group (full grid); two heads
+  // in flight per thread for NeoX (72 registers), four for interleaved (56). Of the swept forms
+  // this was the fastest at 16k and at 64 tokens: full grid over a resident grid 3-5 %, 8 slots
+  // over 4 about 2 %.
   RopeSpec spec;
   spec.kernel = 2;
   spec.warps = 4;
-  spec.items = a.interleave ? 2 : 1;
+  spec.items = a.interleave ? 4 : 2;
+  spec.slots = 8;
+  spec.full_grid = 1;
   if (const RopeSpec* f = force ? force : KernelOverride()) {
     spec.kernel = f->kernel;
     spec.warps = f->warps;
@@ -175,11 +181,14 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream, const RopeSpec* 
     spec.minb = f->minb;
   }
   const bool full_grid = spec.full_grid != 0;
-  // Slots (threads splitting a token's heads): the fewest (most heads, so most angle reuse, per
-  // thread) that give about 2^19 threads (two full H200s of 132 SMs x 2048: 16k NeoX tokens of
-  // 32/8 heads get 4 slots, 10 heads per thread, the measured best); small batches split heads as
-  // far as a block allows (64 tokens: 16 slots, the measured best), so a token is a short loop.
+  // Slots (threads splitting a token's heads), capped by the heads and by the threads of a block;
+  // a forced spec with slots 0 gets the session-2 rule: the fewest (most heads, so most angle
+  // reuse, per thread) that give about 2^19 threads, as far as a block allows.
   int64_t tile_tokens = 0, slots = 0;
+  // Row kernel: the turns of every frequency in shared memory, two floats each (not in cache
+  // mode).
+  const int64_t row_smem = a.mode == RopeMode::kCache ? 0 : rotary_dim / 2 * 8;
+  if (spec.kernel == 2 && row_smem > kTileSmemBytes) spec.kernel = 0;
   if (spec.kernel == 2) {
     const int64_t threads = int64_t{32} * spec.warps, max_slots = std::min(heads, threads / chunks);
     if (max_slots < 1) {
@@ -248,6 +257,7 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream, const RopeSpec* 
     const int64_t blocks = (nnz + tokens_per_block - 1) / tokens_per_block;
     cfg.grid_x = full_grid ? static_cast<uint32_t>(std::min<int64_t>(blocks, 0x7fffffff))
                            : ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x), blocks);
+    cfg.dynamic_smem = static_cast<uint32_t>(row_smem);
   } else if (spec.kernel == 1) {
     cfg.grid_x = static_cast<uint32_t>((nnz + tile_tokens - 1) / tile_tokens);
     cfg.dynamic_smem = static_cast<uint32_t>(tile_tokens * (8 * angle_ld + 8));
