@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <functional>
 
 #include "tests/gpu/sampling_test_util.h"
@@ -13,39 +14,60 @@ namespace flashjit::test {
 namespace {
 
 constexpr int64_t kVocab = 128;
-constexpr int64_t kDraws = 1 << 20;
+constexpr int64_t kFullDraws = 1 << 20;
+
+// Draws per case: 2^20, or FLASHJIT_SAMPLING_DRAWS (256 .. 2^20) for runs under
+// compute-sanitizer, where a million blocks per case take too long. With fewer draws the
+// chi-square test is left out (expected counts of rare tokens fall far below 1, where it is not
+// valid); the range, validity and impossible-token checks stay.
+int64_t Draws() {
+  static const int64_t n = [] {
+    const char* v = std::getenv("FLASHJIT_SAMPLING_DRAWS");
+    if (!v) return kFullDraws;
+    const int64_t d = std::atoll(v);
+    if (d < 256 || d > kFullDraws) {
+      fmt::print("FLASHJIT_SAMPLING_DRAWS={} is outside [256, {}]: using {}\n", v, kFullDraws,
+                 kFullDraws);
+      return kFullDraws;
+    }
+    fmt::print("sampling distribution tests: {} draws per case, chi-square left out\n", d);
+    return d;
+  }();
+  return n;
+}
 
 using Launch = std::function<Status(const TensorView& in, const TensorView& samples,
                                     const SamplingOptions& o)>;
 
-// Draws kDraws samples of the row in `din` (`dtype`, expected.size() elements) with `launch`,
+// Draws Draws() samples of the row in `din` (`dtype`, expected.size() elements) with `launch`,
 // split over `tuning`, and checks them against `expected`.
 void CheckDistribution(const std::string& what, DType dtype, const DeviceBuffer& din,
                        const std::vector<double>& expected, const Launch& launch, uint64_t seed,
                        const SamplingTuning& tuning = {}) {
   const int64_t vocab = static_cast<int64_t>(expected.size());
-  DeviceBuffer didx(kDraws * 4), dout(kDraws * 4), dvalid(kDraws);
+  const int64_t draws = Draws();
+  DeviceBuffer didx(draws * 4), dout(draws * 4), dvalid(draws);
   didx.Fill(0);
   dout.Fill(0xFF);
   dvalid.Fill(0xFF);
   SamplingOptions o;
-  o.indices = TensorView::Contiguous(didx.data(), DType::kI32, {kDraws});
-  o.valid = TensorView::Contiguous(dvalid.data(), DType::kU8, {kDraws});
+  o.indices = TensorView::Contiguous(didx.data(), DType::kI32, {draws});
+  o.valid = TensorView::Contiguous(dvalid.data(), DType::kU8, {draws});
   o.rng.seed = seed;
   o.rng.offset = 7;
   o.tuning = tuning;
   Status s = launch(TensorView::Contiguous(din.data(), dtype, {1, vocab}),
-                    TensorView::Contiguous(dout.data(), DType::kI32, {kDraws}), o);
+                    TensorView::Contiguous(dout.data(), DType::kI32, {draws}), o);
   INFO(fmt::format("{} (cluster {}, cache {}): {}", what, tuning.cluster, tuning.cache_bytes,
                    s.ToString()));
   REQUIRE(s.ok());
   Synchronize();
   if (DryRun()) return;
-  std::vector<int32_t> got = DownloadVector<int32_t>(dout, kDraws);
-  std::vector<uint8_t> valid = DownloadVector<uint8_t>(dvalid, kDraws);
+  std::vector<int32_t> got = DownloadVector<int32_t>(dout, draws);
+  std::vector<uint8_t> valid = DownloadVector<uint8_t>(dvalid, draws);
   std::vector<int64_t> counts(vocab, 0);
   int64_t out_of_range = 0, invalid = 0;
-  for (int64_t i = 0; i < kDraws; ++i) {
+  for (int64_t i = 0; i < draws; ++i) {
     if (got[i] < 0 || got[i] >= vocab) {
       ++out_of_range;
       continue;
@@ -55,7 +77,7 @@ void CheckDistribution(const std::string& what, DType dtype, const DeviceBuffer&
   }
   int dof = 0;
   int64_t impossible = 0;
-  const double chi2 = ref::ChiSquare(counts, expected, kDraws, &dof, &impossible);
+  const double chi2 = ref::ChiSquare(counts, expected, draws, &dof, &impossible);
   INFO(
       fmt::format("{}: chi2 {:.1f} dof {} (bound {:.1f}), impossible {}, out of range {}, "
                   "invalid {}",
@@ -63,7 +85,7 @@ void CheckDistribution(const std::string& what, DType dtype, const DeviceBuffer&
   CHECK(out_of_range == 0);
   CHECK(invalid == 0);
   CHECK(impossible == 0);
-  CHECK(chi2 < ChiSquareBound(dof));
+  if (draws == kFullDraws) CHECK(chi2 < ChiSquareBound(dof));
 }
 
 void CheckDistribution(const std::string& what, DType dtype, const std::vector<float>& in_host,

@@ -1,10 +1,14 @@
 // Sampling ops over fp32 probs: B in {1, 64, 256} x V in {128256, 32000}, on peaked (logits with
 // std 5) and flat (std 1) rows. Bytes = one read of the probs (what any method must move).
 // PyTorch's sort-based baselines on the same shapes: tools/bench/torch_sampling.py.
+//
+// `--only TEXT`: time only the rows whose name holds TEXT (e.g. "top_p0.9 B=64 V=128256 std1",
+// for a profiler); `--no-sweep`: leave out the split sweep.
 #include <flashjit/sampling.h>
 #include <fmt/format.h>
 
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <stdexcept>
@@ -80,9 +84,25 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
 
 int main(int argc, char** argv) {
   Engine& e = bench::Setup(argc, argv);
+  std::string only;
+  bool sweep = true;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
+    if (!std::strcmp(argv[i], "--no-sweep")) sweep = false;
+  }
+  const auto wanted = [&](const std::string& name) {
+    return only.empty() || name.find(only) != std::string::npos;
+  };
+  const auto any_wanted = [&](int64_t batch, int64_t vocab, float stddev) {
+    return only.empty() ||
+           only.find(fmt::format("B={} V={} std{}", batch, vocab, static_cast<int>(stddev))) !=
+               std::string::npos ||
+           only.find("B=") == std::string::npos;
+  };
   for (int64_t vocab : {128256, 32000}) {
     for (int64_t batch : {1, 64, 256}) {
       for (float stddev : {1.f, 5.f}) {
+        if (!any_wanted(batch, vocab, stddev)) continue;
         const size_t bytes = batch * vocab * 4;
         const int copies = static_cast<int>(std::min<size_t>(8, (160u << 20) / bytes + 1));
         std::vector<float> host = SoftmaxRows(batch, vocab, stddev, 1234 + batch);
@@ -100,14 +120,14 @@ int main(int argc, char** argv) {
         const TensorView o = TensorView::Contiguous(out, DType::kF32, {batch, vocab});
         const std::vector<Op> ops = SamplingOps(e, probs, s, o, {});
         for (const Op& op : ops) {
+          const std::string name =
+              fmt::format("{} B={} V={} std{}", op.name, batch, vocab, static_cast<int>(stddev));
+          if (!wanted(name)) continue;
           const auto run = [&](int i) { Check(op.run(i)); };
           const double us = bench::MedianMicros(run, 50, 5);
           const double b2b = bench::BackToBackMicros(run, 50);
-          bench::Report(
-              "sampling",
-              fmt::format("{} B={} V={} std{}", op.name, batch, vocab, static_cast<int>(stddev)),
-              us, static_cast<double>(bytes), 0,
-              bench::BackToBackNote(b2b, static_cast<double>(bytes)));
+          bench::Report("sampling", name, us, static_cast<double>(bytes), 0,
+                        bench::BackToBackNote(b2b, static_cast<double>(bytes)));
         }
       }
     }
@@ -118,6 +138,8 @@ int main(int argc, char** argv) {
   const int64_t vocab = 128256;
   for (int64_t batch : {1, 64, 256}) {
     for (float stddev : {1.f, 5.f}) {
+      if (!sweep) break;
+      if (!any_wanted(batch, vocab, stddev)) continue;
       const size_t bytes = batch * vocab * 4;
       const int copies = static_cast<int>(std::min<size_t>(8, (160u << 20) / bytes + 1));
       std::vector<float> host = SoftmaxRows(batch, vocab, stddev, 1234 + batch);
@@ -140,13 +162,13 @@ int main(int argc, char** argv) {
         const std::vector<Op> all = SamplingOps(e, probs, s, TensorView{}, opt);
         const std::vector<Op> ops(all.begin(), all.begin() + kFilterOps);
         for (const Op& op : ops) {
-          double us = bench::MedianMicros([&](int i) { Check(op.run(i)); }, 50, 5);
-          bench::Report(
-              "sampling",
+          const std::string name =
               fmt::format("{} c{} cache{} B={} V={} std{}", op.name, t.cluster,
                           t.cache_bytes < 0 ? std::string("auto") : std::to_string(t.cache_bytes),
-                          batch, vocab, static_cast<int>(stddev)),
-              us, static_cast<double>(bytes));
+                          batch, vocab, static_cast<int>(stddev));
+          if (!wanted(name)) continue;
+          double us = bench::MedianMicros([&](int i) { Check(op.run(i)); }, 50, 5);
+          bench::Report("sampling", name, us, static_cast<double>(bytes));
         }
       }
     }
