@@ -42,6 +42,7 @@ struct SelectResult {
   uint32_t count = 0;  // number of kept elements
   double total = 0;    // mass of every counted element (first pass)
   bool bad = false;    // a bad number was seen (first pass)
+  double local = 0;    // mass of the kept elements of this block's slice (clusters)
 };
 
 FLASHJIT_DEVICE uint32_t SignificandOfKey(uint32_t key) {
@@ -117,6 +118,19 @@ FLASHJIT_DEVICE SelectResult RadixSelect(const SliceView<V, Src>& src, uint32_t 
     // Each thread owns `per` consecutive bins counted from the top (position q = bins-1-bin).
     const int per = bins / kThreads > 0 ? bins / kThreads : 1;
     const int q0 = threadIdx.x * per;
+    // Clusters: the masses of this block's own bins (before the merge overwrites them), so that
+    // the block knows its share of the kept mass without another pass over its slice.
+    constexpr int kMaxPer = kRadixBins / kThreads > 0 ? kRadixBins / kThreads : 1;
+    double own[kCluster > 1 && kWithMass ? kMaxPer : 1];
+    if constexpr (kCluster > 1 && kWithMass) {
+#pragma unroll
+      for (int i = 0; i < kMaxPer; ++i) {
+        const int b = bins - 1 - (q0 + i);
+        own[i] = i < per && q0 + i < bins
+                     ? BinMass(h, b, base | (static_cast<uint32_t>(b) << shift))
+                     : 0.0;
+      }
+    }
     if constexpr (kCluster > 1) {
       ClusterSync();  // every block's histogram is complete
       const int part = bins / kCluster;
@@ -194,6 +208,15 @@ FLASHJIT_DEVICE SelectResult RadixSelect(const SliceView<V, Src>& src, uint32_t 
     above_mass += m_above;
     prefix = (prefix << widths[d]) | bin;
     const bool whole = c_bin == 1 || (!kByMass && above_count + c_bin == k);
+    if constexpr (kCluster > 1 && kWithMass) {
+      // This block's mass strictly above the chosen bin, and in it when the search ends here.
+      const bool last = whole || d == 2;
+      double mine = 0;
+#pragma unroll
+      for (int i = 0; i < kMaxPer; ++i)
+        if (q0 + i < q || (last && q0 + i == q)) mine += own[i];
+      res.local += BlockReduce<kThreads>(mine, s, OpAdd());
+    }
     res.key = prefix << shift;
     res.count = above_count + c_bin;
     res.mass = above_mass + m_bin;

@@ -139,28 +139,38 @@ FLASHJIT_DEVICE void ForEachVec(const Src& src, int64_t n, F&& f) {
   for (; e < n; e += kStep) f(e, src.Load(e));
 }
 
-// Calls f(e, raw) for every vector of the slice this thread owns (e = first element), with
-// four loads in flight; the first call over a slice fills its cache.
+// Calls f(e, raw) for every vector of the slice this thread owns (e = first element); the first
+// call over a slice fills its cache. Software-pipelined: the next group of four loads is issued
+// before this group is handled, so the handling (histogram atomics, block-wide steps) overlaps
+// the memory latency and up to eight 16-byte loads per thread are in flight. The last group is
+// partial (predicated loads), with no separate one-load-at-a-time tail.
 // REQUIRES: (end - begin) % kVec == 0.
 template <class V, class Src, class F>
 FLASHJIT_DEVICE void ForEachVec(const SliceView<V, Src>& src, F&& f) {
+  constexpr int kUnroll = 4;
   constexpr int64_t kStep = static_cast<int64_t>(V::kThreads) * V::kVec;
+  using Raw = typename Src::Raw;
   const int64_t end = src.end;
   int64_t e = src.begin + threadIdx.x * V::kVec;
-  for (; e + 3 * kStep < end; e += 4 * kStep) {
-    typename Src::Raw r[4];
+  Raw cur[kUnroll];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) r[u] = src.Load(e + u * kStep);
+  for (int u = 0; u < kUnroll; ++u)
+    if (e + u * kStep < end) cur[u] = src.Load(e + u * kStep);
+  for (; e < end; e += kUnroll * kStep) {
+    const int64_t next = e + kUnroll * kStep;
+    Raw nxt[kUnroll];
 #pragma unroll
-    for (int u = 0; u < 4; ++u) {
-      src.Stash(e + u * kStep, r[u]);
-      f(e + u * kStep, r[u]);
+    for (int u = 0; u < kUnroll; ++u)
+      if (next + u * kStep < end) nxt[u] = src.Load(next + u * kStep);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (e + u * kStep < end) {
+        src.Stash(e + u * kStep, cur[u]);
+        f(e + u * kStep, cur[u]);
+      }
     }
-  }
-  for (; e < end; e += kStep) {
-    const typename Src::Raw r = src.Load(e);
-    src.Stash(e, r);
-    f(e, r);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) cur[u] = nxt[u];
   }
   *src.filling = false;
 }

@@ -19,6 +19,7 @@ enum OutputKind : int { kSample = 0, kProbs = 1, kMaskLogits = 2 };
 struct RowStats {
   float max;
   double total;  // over the whole row (every block of the cluster)
+  double local;  // over this block's slice
   bool bad;
 };
 
@@ -41,26 +42,12 @@ FLASHJIT_DEVICE RowStats StatsPass(const SliceView<V, Src>& src, uint32_t floor_
   double x[3] = {static_cast<double>(BlockReduce<V::kThreads>(mx, s, OpMax())),
                  BlockReduce<V::kThreads>(static_cast<double>(sum), s, OpAdd()),
                  static_cast<double>(BlockReduce<V::kThreads>(static_cast<int>(bad), s, OpMax()))};
+  st.local = x[1];
   ClusterAllReduce<V::kCluster>(x, 0b101u, cs);
   st.max = static_cast<float>(x[0]);
   st.total = x[1];
   st.bad = x[2] != 0;
   return st;
-}
-
-// The mass of this block's slice with key >= floor_key (no cluster reduction).
-template <class V, class Src>
-FLASHJIT_DEVICE double KeptMass(const SliceView<V, Src>& src, uint32_t floor_key, BlockScratch& s) {
-  float sum = 0.f;
-  ForEachVec(src, [&](int64_t, const typename Src::Raw& r) {
-    float w[V::kVec];
-    bool bad = false;
-    src.Weights(r, w, bad);
-#pragma unroll
-    for (int j = 0; j < V::kVec; ++j)
-      if (KeyOfWeight(w[j]) >= floor_key) sum += w[j];
-  });
-  return BlockReduce<V::kThreads>(static_cast<double>(sum), s, OpAdd());
 }
 
 // Largest logit that is not NaN or +inf (-inf when none), and whether a NaN/+inf was seen.
@@ -95,11 +82,13 @@ FLASHJIT_DEVICE SelectResult FilterRow(const SliceView<V, Src>& src, int k, floa
     RowStats st = StatsPass<V>(src, 0u, s, cs);
     sel.bad = st.bad;
     sel.total = sel.mass = st.total;
+    sel.local = st.local;
     if constexpr (kFilter == kMinP) {
       sel.key = KeyOfWeight(st.max * min_p);
       if (sel.key > KeyOfWeight(st.max)) sel.key = KeyOfWeight(st.max);  // rounding, p = 1
       const RowStats kept = StatsPass<V>(src, sel.key, s, cs);
       sel.mass = kept.total;
+      sel.local = kept.local;
     }
   } else if constexpr (kFilter == kTopK) {
     sel = RadixSelect<V, false, true>(src, k, 1.f, 0u, h, s, cs);
@@ -180,16 +169,9 @@ __device__ void sample_rows(const SamplingParams& p) {
     const uint64_t offset = p.offset_ptr ? *p.offset_ptr : p.offset;
     const float u = UniformDraw(seed, offset, row, 0);
     // Every block learns each block's kept mass (lane j of every warp: block j's), and all
-    // compute the same owner: the block whose share of the kept mass holds u * mass.
-    // One more pass over the slice (shared memory when cached) gives each block its share.
-    double local_mass = sel.mass;
-    if constexpr (kCluster > 1) {
-      if constexpr (V::kInput == 1)
-        local_mass = KeptMass(keys.With(LogitRow<V>{in, logit_max, scale}), sel.key, scratch);
-      else
-        local_mass =
-            KeptMass(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), sel.key, scratch);
-    }
+    // compute the same owner: the block whose share of the kept mass holds u * mass. The filter
+    // gave each block its share (its own histogram bins, or its own sum), with no extra pass.
+    const double local_mass = kCluster > 1 ? sel.local : sel.mass;
     const double mine[1] = {sel.mass > 0 ? local_mass : 0.0};
     double lanes[1];
     ClusterGather<kCluster, 1>(mine, lanes, slots);

@@ -69,8 +69,10 @@ const spec::OpFamily* SamplingFamily() {
           IndexOf(kFilters, 6, s["filter"].get<std::string>()),
           IndexOf(kOutputs, 3, s["output"].get<std::string>()), s["threads"].get<int>(),
           s["vec"].get<int>(), s["output"].get<std::string>() == "mask", s["cluster"].get<int>(),
-          // Cluster variants run several blocks per SM (1024 threads): cap registers at 64.
-          s["cluster"].get<int>() > 1 ? 1024 / s["threads"].get<int>() : 1, s["cache"].get<bool>());
+          // One block per SM for every variant: the chooser splits rows only while the blocks
+          // do not outnumber half the SMs, and a 64-register cap for two blocks per SM made the
+          // pipelined passes of cluster variants spill.
+          1, s["cache"].get<bool>());
     };
     return f;
   }();
