@@ -1,4 +1,5 @@
-# Writes every templates/**/*.cuh into one C++ source as (path, text) pairs.
+# Writes every templates/**/*.cuh into one C++ source as (path, text) pairs, and the SHA-256 of
+# the renderer's C++ sources (RENDER_SOURCES, paths relative to SOURCE_DIR; see CMakeLists.txt).
 # Raw string literals are split in chunks: some compilers cap one literal's length.
 file(GLOB_RECURSE files RELATIVE "${TEMPLATE_DIR}" "${TEMPLATE_DIR}/*.cuh")
 list(SORT files)
@@ -26,7 +27,14 @@ foreach(f IN LISTS files)
   string(APPEND table "    {\"${f}\", std::string_view(kText${i}, sizeof(kText${i}) - 1)},\n")
   math(EXPR i "${i} + 1")
 endforeach()
-string(APPEND body "}  // namespace\n\nconst std::vector<EmbeddedTemplate>& EmbeddedTemplates() {\n  static const std::vector<EmbeddedTemplate> kAll = {\n${table}  };\n  return kAll;\n}\n\n}  // namespace flashjit::codegen\n")
+set(render_parts "")
+foreach(f IN LISTS RENDER_SOURCES)
+  file(SHA256 "${SOURCE_DIR}/${f}" h)
+  string(APPEND render_parts "${f}:${h}\n")
+endforeach()
+string(SHA256 render_hash "${render_parts}")
+string(APPEND body "}  // namespace\n\nstd::string_view RenderCodeHash() { return \"${render_hash}\"; }\n\n")
+string(APPEND body "const std::vector<EmbeddedTemplate>& EmbeddedTemplates() {\n  static const std::vector<EmbeddedTemplate> kAll = {\n${table}  };\n  return kAll;\n}\n\n}  // namespace flashjit::codegen\n")
 file(WRITE "${OUT}.tmp" "${body}")
 file(COPY_FILE "${OUT}.tmp" "${OUT}" ONLY_IF_DIFFERENT)
 file(REMOVE "${OUT}.tmp")

@@ -15,7 +15,13 @@ struct EmbeddedTemplate {
 // Sorted by path. Defined in the generated templates_embedded.cc.
 const std::vector<EmbeddedTemplate>& EmbeddedTemplates();
 
-// SHA-256 (hex) over every path and text: part of every cache key.
+// SHA-256 (hex) over the C++ sources that turn a spec into a translation unit (the renderer,
+// the spec code and every op family's variant body and entry points), taken at build time.
+// Defined in the generated templates_embedded.cc.
+std::string_view RenderCodeHash();
+
+// SHA-256 (hex) over every template's path and text and RenderCodeHash(): part of every cache
+// key, so a kernel is looked up again whenever anything that shapes its source has changed.
 const std::string& TemplateSetHash();
 
 }  // namespace flashjit::codegen

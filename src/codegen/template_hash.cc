@@ -13,6 +13,8 @@ const std::string& TemplateSetHash() {
       h.Update(header);
       h.Update(t.text);
     }
+    h.Update("render-code:");
+    h.Update(RenderCodeHash());
     Sha256Digest d = h.Finish();
     return ToHex(d.data(), d.size());
   }();

@@ -1,7 +1,15 @@
 // The cache key: stable when nothing changed, different when any input changed.
 #include "src/cache/cache_key.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "src/codegen/embedded_templates.h"
+#include "src/common/sha256.h"
 
 namespace flashjit {
 namespace {
@@ -39,6 +47,32 @@ TEST_CASE("cache key: specs that differ in one knob get different keys", "[cache
   auto b = VariantSpec::FromJson(R"({"op":"rmsnorm","dtype":"bf16","gemma":true})");
   CHECK(cache::CacheKey(cache::CurrentKeyInputs(*a, "sm_90a")) !=
         cache::CacheKey(cache::CurrentKeyInputs(*b, "sm_90a")));
+}
+
+// The render-code hash in the library must be the hash of the renderer / spec / family sources
+// as they are in the tree now (CMakeLists.txt lists them: FLASHJIT_RENDER_SOURCES): a family
+// change that the build did not fold into the key would let stale cached kernels be served.
+TEST_CASE("cache key: the render-code hash covers the current family sources", "[cache_key]") {
+  namespace fs = std::filesystem;
+  const fs::path root = FLASHJIT_TEST_SOURCE_DIR;
+  const std::regex wanted(
+      R"(src/codegen/[^/]*\.cc|src/spec/[^/]*\.(cc|h)|src/ops/[^/]*/[^/]*_(family\.cc|spec\.h))");
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(root / "src")) {
+    const std::string rel = fs::relative(e.path(), root).generic_string();
+    if (e.is_regular_file() && std::regex_match(rel, wanted)) files.push_back(rel);
+  }
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 10);
+  CHECK(std::count(files.begin(), files.end(), "src/ops/sampling/sampling_family.cc") == 1);
+  std::string parts;
+  for (const std::string& f : files) {
+    std::ifstream in(root / f, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    parts += f + ":" + Sha256Hex(text.str()) + "\n";
+  }
+  CHECK(codegen::RenderCodeHash() == Sha256Hex(parts));
 }
 
 }  // namespace
