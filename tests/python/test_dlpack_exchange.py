@@ -9,6 +9,10 @@ import ctypes
 import pytest
 
 import flashjit
+from fake_tensor import _DLDataType as DLDataType
+from fake_tensor import _DLDevice as DLDevice
+from fake_tensor import _DLTensor as DLTensor
+from fake_tensor import _PyCapsule_New
 from fake_torch import _DTYPES, FakeTorchTensor, use_fake_torch
 from flashjit import _call
 from test_packed_call import _every_op_calls, _run_all, cache_dir, engine  # noqa: F401
@@ -16,20 +20,6 @@ from test_packed_call import _every_op_calls, _run_all, cache_dir, engine  # noq
 if _call.fast is None:
     pytest.skip("_flashjit_fast not built", allow_module_level=True)
 fast = _call.fast
-
-
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", DLDevice), ("ndim", ctypes.c_int32),
-                ("dtype", DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
 
 
 FROM_PY = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(DLTensor))
@@ -44,9 +34,6 @@ class ExchangeApi(ctypes.Structure):
                 ("current_work_stream", ctypes.c_void_p)]
 
 
-_capsule_new = ctypes.pythonapi.PyCapsule_New
-_capsule_new.restype = ctypes.py_object
-_capsule_new.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 _NAME = b"dlpack_exchange_api"
 
 
@@ -57,7 +44,7 @@ class FakeApi:
         self.calls, self.keep, self.lie, self.fail = 0, [], lie, fail
         self.fn = FROM_PY(self._fill)
         self.api = ExchangeApi(1, minor, None, None, None, None, self.fn, None)
-        self.capsule = _capsule_new(ctypes.addressof(self.api), _NAME, None)
+        self.capsule = _PyCapsule_New(ctypes.addressof(self.api), _NAME, None)
 
     def _fill(self, obj, out):
         self.calls += 1
