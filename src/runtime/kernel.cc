@@ -76,6 +76,35 @@ Kernel::~Kernel() {
   if (previous != context_) (*d)->cuCtxSetCurrent(previous);
 }
 
+namespace {
+
+// Makes `ctx` current for a scope and gives the caller's context back at its end, so that a
+// launch on another device than the caller's current one does not change the caller's current
+// device (PyTorch's torch.cuda.current_device() is the current context's device). A thread with
+// no current context keeps `ctx`.
+class ScopedContext {
+ public:
+  ScopedContext(const DriverApi* api, CUcontext ctx) : api_(api) {
+    api->cuCtxGetCurrent(&previous_);
+    if (previous_ != ctx) rc_ = api->cuCtxSetCurrent(ctx);
+    restore_ = previous_ != ctx && previous_ != nullptr && rc_ == CUDA_SUCCESS;
+  }
+  ~ScopedContext() {
+    if (restore_) api_->cuCtxSetCurrent(previous_);
+  }
+  ScopedContext(const ScopedContext&) = delete;
+  ScopedContext& operator=(const ScopedContext&) = delete;
+  CUresult status() const { return rc_; }
+
+ private:
+  const DriverApi* api_;
+  CUcontext previous_ = nullptr;
+  CUresult rc_ = CUDA_SUCCESS;
+  bool restore_ = false;
+};
+
+}  // namespace
+
 Status Kernel::Launch(int entry, const LaunchConfig& cfg, const void* params,
                       CUstream stream) const {
   if (!module_) return Status::Ok();  // dry run: built, never loaded
@@ -83,9 +112,8 @@ Status Kernel::Launch(int entry, const LaunchConfig& cfg, const void* params,
   auto d = Driver();
   if (!d.ok()) return d.status();
   const DriverApi* api = *d;
-  CUcontext current = nullptr;
-  api->cuCtxGetCurrent(&current);
-  if (current != context_) FLASHJIT_CU(api, cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+  const ScopedContext scope(api, context_);
+  if (scope.status() != CUDA_SUCCESS) return CudaStatus(scope.status(), "cuCtxSetCurrent");
   CUfunction f = functions_[entry];
   if (static_cast<int>(cfg.dynamic_smem) > smem_limit_[entry].load(std::memory_order_relaxed)) {
     FLASHJIT_CU(api,
