@@ -206,14 +206,17 @@ def test_batch_decode_paged():
 
 
 def capture(fn):
-    """A CUDA graph of fn() on the current device, after one warm-up call outside the capture."""
+    """A CUDA graph of fn() on the current device, after one warm-up call outside the capture.
+    The capture gets a stream of its own: torch.cuda.graph's default capture stream is made
+    once per process on the device current at its first use, so a capture on another device
+    earlier in the session (test_multi_gpu) would otherwise capture nothing here."""
     s = torch.cuda.Stream()
     s.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(s):
         fn()
     torch.cuda.current_stream().wait_stream(s)
     g = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(g):
+    with torch.cuda.graph(g, stream=torch.cuda.Stream()):
         fn()
     return g
 
