@@ -166,6 +166,11 @@ class FLASHJIT_API Engine {
   Result<CacheVerifyReport> VerifyCache(bool repair);
   // Evicts least-recently-used kernels until the cache holds at most `max_bytes` of cubins.
   Result<int64_t> GarbageCollectCache(int64_t max_bytes);
+  // Removes the kernels this library can never serve: those built by another library version,
+  // template set (which includes the code that renders specs) or NVRTC version, e.g. left by an
+  // upgrade. Kernels of other archs stay. Returns the number removed. A cache directory shared
+  // with another flashjit build loses that build's kernels (it recompiles them).
+  Result<int64_t> PruneCache();
   Status ClearCache();
   // Writes the cache's kernels for `arch` to a bundle file, signed with the Ed25519 private key
   // in `sign_key_pem` when given.

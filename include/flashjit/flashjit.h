@@ -148,6 +148,9 @@ FLASHJIT_C_API flashjit_status flashjit_cache_verify(flashjit_engine* engine, in
 /* Evicts least-recently-used kernels until at most max_bytes of cubins remain. */
 FLASHJIT_C_API flashjit_status flashjit_cache_gc(flashjit_engine* engine, int64_t max_bytes,
                                                  int64_t* evicted);
+/* Removes the kernels this library can never serve (another library version, template set or
+ * NVRTC version; other archs stay); *removed = their number (may be NULL). */
+FLASHJIT_C_API flashjit_status flashjit_cache_prune(flashjit_engine* engine, int64_t* removed);
 FLASHJIT_C_API flashjit_status flashjit_cache_clear(flashjit_engine* engine);
 
 /* Writes the cache's kernels for `arch` to a bundle file (signed when sign_key_pem is set);

@@ -164,6 +164,7 @@ _SIGNATURES = {
     "flashjit_cache_verify": (_c_int, [E, _c_int, _P(_c_int64), _P(_c_int64), _P(_c_int64),
                                        *_BUF]),
     "flashjit_cache_gc": (_c_int, [E, _c_int64, _P(_c_int64)]),
+    "flashjit_cache_prune": (_c_int, [E, _P(_c_int64)]),
     "flashjit_cache_clear": (_c_int, [E]),
     "flashjit_bundle_export": (_c_int, [E, _c_char_p, _c_char_p, _c_char_p, *_BUF]),
     "flashjit_bundle_import": (_c_int, [E, _c_char_p, _c_char_p, _P(_c_int64)]),

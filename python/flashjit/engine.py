@@ -112,6 +112,15 @@ class Engine:
             _lib.raise_error(rc)
         return evicted.value
 
+    def cache_prune(self):
+        """Removes the kernels this library can never serve (other library, template or NVRTC
+        versions; other archs stay); returns the number removed."""
+        removed = ctypes.c_int64()
+        rc = _lib_c.flashjit_cache_prune(self.handle, ctypes.byref(removed))
+        if rc:
+            _lib.raise_error(rc)
+        return removed.value
+
     def cache_clear(self):
         rc = _lib_c.flashjit_cache_clear(self.handle)
         if rc:

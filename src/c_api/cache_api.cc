@@ -112,6 +112,14 @@ flashjit_status flashjit_cache_gc(flashjit_engine* handle, int64_t max_bytes, in
   });
 }
 
+flashjit_status flashjit_cache_prune(flashjit_engine* handle, int64_t* removed) {
+  return WithEngine("flashjit_cache_prune", handle, [&](Engine& e) -> Status {
+    FLASHJIT_ASSIGN_OR_RETURN(int64_t n, e.PruneCache());
+    if (removed) *removed = n;
+    return Status::Ok();
+  });
+}
+
 flashjit_status flashjit_cache_clear(flashjit_engine* handle) {
   return WithEngine("flashjit_cache_clear", handle, [&](Engine& e) { return e.ClearCache(); });
 }

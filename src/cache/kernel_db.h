@@ -90,6 +90,12 @@ class KernelDb {
   Result<VerifyReport> Verify(bool delete_bad);
   // Deletes least-recently-used rows until the sum of cubin sizes is at most `max_bytes`.
   Result<int64_t> GarbageCollect(int64_t max_bytes);
+  // Deletes every row whose library version, template hash or NVRTC version differs from the
+  // given ones: kernels that a library of exactly those versions can never serve. Returns the
+  // number of rows deleted.
+  Result<int64_t> DeleteOtherVersions(const std::string& lib_version,
+                                      const std::string& template_hash,
+                                      const std::string& nvrtc_version);
 
   Result<std::map<std::string, std::string>> ReadMeta();
   Status WriteMeta(const std::map<std::string, std::string>& meta);

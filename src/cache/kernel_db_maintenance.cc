@@ -132,6 +132,20 @@ Result<int64_t> KernelDb::GarbageCollect(int64_t max_bytes) {
   return static_cast<int64_t>(evict.size());
 }
 
+Result<int64_t> KernelDb::DeleteOtherVersions(const std::string& lib_version,
+                                              const std::string& template_hash,
+                                              const std::string& nvrtc_version) {
+  if (!writable()) return Status::PermissionDenied(fmt::format("{} is read-only", path_));
+  std::lock_guard<std::mutex> lock(mu_);
+  if (disabled_ || !db_) return Disabled(path_);
+  Statement del(db_,
+                "DELETE FROM kernels WHERE lib_version != ?1 OR template_hash != ?2 OR "
+                "nvrtc_version != ?3");
+  int rc = del.Bind(1, lib_version).Bind(2, template_hash).Bind(3, nvrtc_version).Step();
+  if (rc != SQLITE_DONE) return SqliteError(db_, rc, "pruning kernels of other versions");
+  return static_cast<int64_t>(sqlite3_changes(db_));
+}
+
 Result<std::map<std::string, std::string>> KernelDb::ReadMeta() {
   std::lock_guard<std::mutex> lock(mu_);
   if (disabled_ || !db_) return Disabled(path_);

@@ -85,6 +85,13 @@ Result<int64_t> Engine::GarbageCollectCache(int64_t max_bytes) {
   return db->GarbageCollect(max_bytes);
 }
 
+Result<int64_t> Engine::PruneCache() {
+  FLASHJIT_ASSIGN_OR_RETURN(cache::KernelDb * db, impl_->WritableDb());
+  // The same test as CachedKernel::current (ListCache).
+  return db->DeleteOtherVersions(FLASHJIT_VERSION_STRING, codegen::TemplateSetHash(),
+                                 compile::NvrtcVersion());
+}
+
 Status Engine::ClearCache() {
   FLASHJIT_ASSIGN_OR_RETURN(cache::KernelDb * db, impl_->WritableDb());
   return db->Clear();

@@ -46,6 +46,7 @@ def test_engine_config_and_cache(engine, tmp_path):
     report = engine.cache_verify()
     assert report["rows"] == 1 and report["bad_rows"] == 0
     assert engine.cache_gc(1 << 40) == 0
+    assert engine.cache_prune() == 0  # the one kernel is this library's
     bundle = str(tmp_path / "k.fjbundle")
     manifest = engine.bundle_export("sm_90a", bundle)
     assert manifest["count"] == 1

@@ -211,6 +211,10 @@ static void TestEngineAndCache(const char* scratch) {
   EXPECT_FAIL(flashjit_cache_gc(e, -1, &evicted), FLASHJIT_INVALID_ARGUMENT, "max_bytes");
   EXPECT_OK(flashjit_cache_gc(e, (int64_t)1 << 40, &evicted));
   CHECK(evicted == 0);
+  removed = -1;
+  EXPECT_OK(flashjit_cache_prune(e, &removed));
+  CHECK(removed == 0); /* every kernel is this library's */
+  EXPECT_OK(flashjit_cache_prune(e, NULL));
 
   /* bundle export / inspect / clear / import. */
   remove(bundle);
@@ -238,6 +242,7 @@ static void TestEngineAndCache(const char* scratch) {
   /* A destroyed engine is an error, not a crash. */
   EXPECT_OK(flashjit_engine_destroy(e));
   EXPECT_FAIL(flashjit_cache_ls(e, NULL, 0, NULL), FLASHJIT_INVALID_HANDLE, "not live");
+  EXPECT_FAIL(flashjit_cache_prune(e, NULL), FLASHJIT_INVALID_HANDLE, "not live");
   EXPECT_FAIL(flashjit_engine_destroy(e), FLASHJIT_INVALID_HANDLE, "not live");
 }
 

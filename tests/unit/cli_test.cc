@@ -1,10 +1,9 @@
 // The flashjit CLI, run as a user would: exit codes, output, and what it leaves in the cache.
-#include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
-
 #include <array>
+#include <catch2/catch.hpp>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "tests/unit/test_util.h"
 
@@ -84,6 +83,9 @@ TEST_CASE("cli: cache build compiles a manifest once; ls, verify, gc, clear", "[
   r = Cli(dir, "cache verify");
   CHECK(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("3 rows, 0 corrupt"));
+  r = Cli(dir, "cache prune");
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("removed 0 kernels"));
   r = Cli(dir, "cache gc --max-bytes 0");
   CHECK_THAT(r.out, Catch::Contains("evicted 3"));
   REQUIRE(Cli(dir, "cache build --arch sm_90a --manifest " + dir / "m.json").code == 0);

@@ -1,12 +1,13 @@
 // Engine: lookup order, compile counting, compile-once under threads, JIT off, fallbacks.
-#include <catch2/catch.hpp>
 #include <flashjit/engine.h>
+#include <fmt/format.h>
 #include <sqlite3.h>
+#include <unistd.h>
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <thread>
-#include <unistd.h>
 
 #include "src/engine/engine_impl.h"
 #include "src/runtime/driver.h"
@@ -64,8 +65,7 @@ TEST_CASE("engine: 16 threads asking for one new variant cause one compile", "[e
   VariantSpec s = Spec(R"({"op":"rmsnorm","dtype":"f16","threads":64,"items":2})");
   std::vector<std::thread> threads;
   std::atomic<int> ok{0};
-  for (int t = 0; t < 16; ++t)
-    threads.emplace_back([&] { ok += e->impl().GetKernel(s, 0).ok(); });
+  for (int t = 0; t < 16; ++t) threads.emplace_back([&] { ok += e->impl().GetKernel(s, 0).ok(); });
   for (auto& t : threads) t.join();
   CHECK(ok == 16);
   CHECK(e->stats().compiles == 1);
@@ -98,7 +98,8 @@ TEST_CASE("engine: a corrupt cached cubin is a miss and is rebuilt", "[engine]")
   REQUIRE(MakeTestEngine(dir.path())->Build(s).ok());
   sqlite3* db;
   REQUIRE(sqlite3_open((dir / "kernels.db").c_str(), &db) == SQLITE_OK);
-  REQUIRE(sqlite3_exec(db, "UPDATE kernels SET cubin = zeroblob(length(cubin))", 0, 0, 0) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(db, "UPDATE kernels SET cubin = zeroblob(length(cubin))", 0, 0, 0) ==
+          SQLITE_OK);
   sqlite3_close(db);
   auto e = MakeTestEngine(dir.path());
   auto info = e->Build(s);
@@ -122,8 +123,8 @@ TEST_CASE("engine: an unwritable cache directory falls back with a warning", "[e
     return;
   }
   TempDir dir;
-  std::filesystem::permissions(dir.path(), std::filesystem::perms::owner_read |
-                                               std::filesystem::perms::owner_exec);
+  std::filesystem::permissions(
+      dir.path(), std::filesystem::perms::owner_read | std::filesystem::perms::owner_exec);
   auto e = MakeTestEngine(dir / "cache");
   CHECK_FALSE(e->config().cache_writable);
   CHECK(e->Build(Spec(kSpec)).ok());
@@ -203,8 +204,8 @@ TEST_CASE("engine: bundles round-trip and are consulted after the cache", "[engi
   auto wrong_version = InspectBundle(dir / "b.fjb");
   REQUIRE(wrong_version.ok());
   CHECK_FALSE(wrong_version->check.ok());
-  CHECK_THAT(wrong_version->check.message(), Catch::Contains("library version") &&
-                                                 Catch::Contains("0.1.0.1"));
+  CHECK_THAT(wrong_version->check.message(),
+             Catch::Contains("library version") && Catch::Contains("0.1.0.1"));
   CHECK_FALSE(dst->ImportBundle(dir / "b.fjb").ok());
 }
 
@@ -223,6 +224,45 @@ TEST_CASE("engine: cache ls, gc and clear", "[engine]") {
   CHECK(e->ListCache()->size() == 1);
   REQUIRE(e->ClearCache().ok());
   CHECK(e->ListCache()->empty());
+}
+
+TEST_CASE("engine: cache prune removes only kernels this library cannot serve", "[engine]") {
+  TempDir dir;
+  auto e = MakeTestEngine(dir.path());
+  const char* specs[] = {kSpec, R"({"op":"rmsnorm","dtype":"f16","threads":32,"items":1})",
+                         R"({"op":"rmsnorm","dtype":"bf16","threads":64,"items":1})",
+                         R"({"op":"rmsnorm","dtype":"f16","threads":64,"items":1})"};
+  for (const char* s : specs) REQUIRE(e->Build(Spec(s)).ok());
+  auto before = e->PruneCache();
+  REQUIRE(before.ok());
+  CHECK(*before == 0);  // everything is this library's
+  // Three rows as an upgrade would leave them: another library version, template set, NVRTC.
+  sqlite3* db;
+  REQUIRE(sqlite3_open(e->config().cache_path.c_str(), &db) == SQLITE_OK);
+  auto update = [&](const char* column, const char* value, const char* dtype, int threads) {
+    const std::string sql = fmt::format(
+        "UPDATE kernels SET {} = '{}' WHERE spec LIKE '%\"dtype\":\"{}\"%\"threads\":{},%'", column,
+        value, dtype, threads);
+    REQUIRE(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK);
+    REQUIRE(sqlite3_changes(db) == 1);
+  };
+  update("lib_version", "0.0.9", "bf16", 32);
+  update("template_hash", "0000", "f16", 32);
+  update("nvrtc_version", "12.0", "bf16", 64);
+  sqlite3_close(db);
+  auto rows = e->ListCache();
+  REQUIRE(rows.ok());
+  REQUIRE(rows->size() == 4);
+  int current = 0;
+  for (const CachedKernel& k : *rows) current += k.current;
+  CHECK(current == 1);
+  auto removed = e->PruneCache();
+  REQUIRE(removed.ok());
+  CHECK(*removed == 3);
+  rows = e->ListCache();
+  REQUIRE(rows->size() == 1);
+  CHECK((*rows)[0].current);
+  CHECK(*e->PruneCache() == 0);
 }
 
 }  // namespace

@@ -52,14 +52,21 @@ int CacheCommand(const std::string& sub, const Args& args) {
     fmt::print("evicted {} kernels\n", *n);
     return 0;
   }
+  if (sub == "prune") {
+    auto n = e.PruneCache();
+    if (!n.ok()) return Fail(n.status());
+    fmt::print("removed {} kernels of other library, template or NVRTC versions from {}\n", *n,
+               e.config().cache_path);
+    return 0;
+  }
   if (sub == "clear") {
     Status s = e.ClearCache();
     if (!s.ok()) return Fail(s);
     fmt::print("cleared {}\n", e.config().cache_path);
     return 0;
   }
-  return Fail(Status::InvalidArgument(
-      fmt::format("unknown cache subcommand '{}'; allowed: build, ls, verify, gc, clear", sub)));
+  return Fail(Status::InvalidArgument(fmt::format(
+      "unknown cache subcommand '{}'; allowed: build, ls, verify, gc, prune, clear", sub)));
 }
 
 }  // namespace flashjit::cli

@@ -20,6 +20,8 @@ constexpr const char* kUsage = R"(usage: flashjit <command> [options]
   cache ls [--json]                          list cached kernels
   cache verify [--repair]                    check every row's SHA-256 and the database
   cache gc --max-bytes N                     evict least recently used kernels down to N bytes
+  cache prune                                remove kernels this build can never serve (other
+                                             library / template / NVRTC versions)
   cache clear                                remove every cached kernel
   bundle export --arch A --out FILE [--sign-key KEY.pem]
                                              write the cache's kernels for A to a bundle
