@@ -13,6 +13,7 @@
 #include "common/vec.cuh"
 #include "norm/norm_params.cuh"
 #include "norm/norm_row.cuh"
+#include "norm/row_sum.cuh"
 
 namespace flashjit::norm {
 
@@ -21,11 +22,8 @@ namespace flashjit::norm {
 // REQUIRES: every thread of the block calls this; each call site passes its own `slots`.
 template <int kThreads>
 FLASHJIT_DEVICE float RowSumOnce(float x, float* slots) {
-  static_assert((kThreads & (kThreads - 1)) == 0, "threads per row must be a power of two");
   if constexpr (kThreads <= 32) {
-#pragma unroll
-    for (int o = kThreads / 2; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
-    return x;
+    return RowSum<kThreads>(x, slots);  // shuffles only
   } else {
     constexpr int kWarps = kThreads / 32;
     x = WarpSum(x);
