@@ -34,6 +34,25 @@ FLASHJIT_DEVICE T* HeadPtr(const void* base, int token, int head, const HeadLayo
          head * l.stride_head;
 }
 
+// Rotates one chunk by the angles of its pairs: interleaved (GPT-J) pairs (x[j], x[j ^ 1]) of
+// `a`, or NeoX halves `a` (first) and `b` (second, into `ob`; unused when interleaved).
+template <class V, class T, int kVec, int kPairs>
+FLASHJIT_DEVICE void Rotate(const Vec<T, kVec>& a, const Vec<T, kVec>& b, const float (&cs)[kPairs],
+                            const float (&sn)[kPairs], Vec<T, kVec>& oa, Vec<T, kVec>& ob) {
+#pragma unroll
+  for (int j = 0; j < kVec; ++j) {
+    if constexpr (V::kInterleave) {
+      const float x = ToFloat(a.v[j]), y = ToFloat(a.v[j ^ 1]);
+      const float cj = cs[j / 2], sj = sn[j / 2];
+      oa.v[j] = FromFloat<T>(j % 2 == 0 ? x * cj - y * sj : x * cj + y * sj);
+    } else {
+      const float x = ToFloat(a.v[j]), y = ToFloat(b.v[j]);
+      oa.v[j] = FromFloat<T>(x * cs[j] - y * sn[j]);
+      ob.v[j] = FromFloat<T>(y * cs[j] + x * sn[j]);
+    }
+  }
+}
+
 // Rotates chunk `c` of heads slot, slot + slots, ... of one token.
 template <class V>
 FLASHJIT_DEVICE void RotateChunk(const RopeParams& p, int token, int c, int64_t pos,
@@ -67,18 +86,7 @@ FLASHJIT_DEVICE void RotateChunk(const RopeParams& p, int token, int c, int64_t 
     for (int u = 0; u < kHeadUnroll; ++u) {
       if (h0 + u * slots >= heads) break;
       Vec<T, kVec> oa, ob;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        if constexpr (V::kInterleave) {
-          const float x = ToFloat(a[u].v[j]), y = ToFloat(a[u].v[j ^ 1]);
-          const float cj = cs[j / 2], sj = sn[j / 2];
-          oa.v[j] = FromFloat<T>(j % 2 == 0 ? x * cj - y * sj : x * cj + y * sj);
-        } else {
-          const float x = ToFloat(a[u].v[j]), y = ToFloat(b[u].v[j]);
-          oa.v[j] = FromFloat<T>(x * cs[j] - y * sn[j]);
-          ob.v[j] = FromFloat<T>(y * cs[j] + x * sn[j]);
-        }
-      }
+      Rotate<V>(a[u], b[u], cs, sn, oa, ob);
       StoreVecStreaming(dst[u] + e0, oa);
       if constexpr (!V::kInterleave) StoreVecStreaming(dst[u] + e0 + half, ob);
     }
@@ -224,18 +232,7 @@ FLASHJIT_DEVICE void RopeTile(const RopeParams& p) {
       }
       const int e0 = ch[u] * kVec;
       Vec<T, kVec> oa, ob;
-#pragma unroll
-      for (int j = 0; j < kVec; ++j) {
-        if constexpr (V::kInterleave) {
-          const float x = ToFloat(a[u].v[j]), y = ToFloat(a[u].v[j ^ 1]);
-          const float cj = cs[j / 2], sj = sn[j / 2];
-          oa.v[j] = FromFloat<T>(j % 2 == 0 ? x * cj - y * sj : x * cj + y * sj);
-        } else {
-          const float x = ToFloat(a[u].v[j]), y = ToFloat(b[u].v[j]);
-          oa.v[j] = FromFloat<T>(x * cs[j] - y * sn[j]);
-          ob.v[j] = FromFloat<T>(y * cs[j] + x * sn[j]);
-        }
-      }
+      Rotate<V>(a[u], b[u], cs, sn, oa, ob);
       StoreVecStreaming(dst + e0, oa);
       if constexpr (!V::kInterleave) StoreVecStreaming(dst + e0 + half, ob);
     }
