@@ -84,6 +84,7 @@ typedef struct {
    * entry 0 is api_type itself, the others registered subclasses (nn.Parameter, ...). */
   PyObject* api_type;
   PyObject* api_holder; /* the attribute the API came from (a strong reference) */
+  PyObject* api_name;   /* its name: s_api or s_api_old (borrowed from this state) */
   const dlpack_exchange_api* api;
   int num_api_dtypes;
   uint32_t api_dtypes[MAX_API_DTYPES];
@@ -187,9 +188,10 @@ done:
 
 /* The exchange API of `type`, if it has a usable one (capsule or int address, DLPack 1.x with
  * x >= 2, a non-NULL dltensor_from_py_object_no_sync); NULL otherwise, no error set. With
- * `holder`, *holder gets a new reference to the attribute it came from. */
+ * `holder`, *holder gets a new reference to the attribute it came from and *name (borrowed)
+ * the attribute's name. */
 static const dlpack_exchange_api* find_exchange_api(fast_state* st, PyObject* type,
-                                                    PyObject** holder) {
+                                                    PyObject** holder, PyObject** name) {
   PyObject* names[2] = {st->s_api, st->s_api_old};
   for (int j = 0; j < 2; ++j) {
     PyObject* a = PyObject_GetAttr(type, names[j]);
@@ -209,6 +211,7 @@ static const dlpack_exchange_api* find_exchange_api(fast_state* st, PyObject* ty
         api->dltensor_from_py_object_no_sync != NULL) {
       if (holder != NULL) {
         *holder = a;
+        *name = names[j];
       } else {
         Py_DECREF(a);
       }
@@ -222,14 +225,10 @@ static const dlpack_exchange_api* find_exchange_api(fast_state* st, PyObject* ty
 /* Whether api_type's API attribute is still the object the API came from (a test, or a
  * library loaded later, may replace it): one attribute lookup per call. */
 static int exchange_api_unchanged(fast_state* st) {
-  PyObject* a = PyObject_GetAttr(st->api_type, st->s_api);
+  PyObject* a = PyObject_GetAttr(st->api_type, st->api_name);
   if (a == NULL) {
     PyErr_Clear();
-    a = PyObject_GetAttr(st->api_type, st->s_api_old);
-    if (a == NULL) {
-      PyErr_Clear();
-      return 0;
-    }
+    return 0;
   }
   const int same = a == st->api_holder;
   Py_DECREF(a);
@@ -252,10 +251,11 @@ static void discover_exchange_api(fast_state* st, PyObject* type, PyObject* dtyp
   st->api_type = type;
   const char* env = getenv("FLASHJIT_PYTHON_DLPACK_API");
   if (env != NULL && strcmp(env, "0") == 0) return;
-  PyObject* holder = NULL;
-  const dlpack_exchange_api* api = find_exchange_api(st, type, &holder);
+  PyObject *holder = NULL, *name = NULL;
+  const dlpack_exchange_api* api = find_exchange_api(st, type, &holder, &name);
   if (api == NULL) return;
   st->api_holder = holder;
+  st->api_name = name;
   PyObject *key, *value;
   Py_ssize_t pos = 0;
   while (PyDict_Next(dtypes, &pos, &key, &value)) {
@@ -281,7 +281,7 @@ static int* api_state_of(fast_state* st, PyObject* type) {
   const int j = st->num_api_types++;
   Py_INCREF(type);
   st->api_types[j] = type;
-  st->api_states[j] = type == st->api_type || find_exchange_api(st, type, NULL) == st->api
+  st->api_states[j] = type == st->api_type || find_exchange_api(st, type, NULL, NULL) == st->api
                           ? API_UNVERIFIED
                           : API_OFF;
   return &st->api_states[j];
