@@ -12,35 +12,18 @@ import sys
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch_timing import b2b_us as _b2b_us
+from torch_timing import median_us as _median_us
 
 HQ, HKV, D = 32, 8, 128
 
 
-def median_us(fn, copies, iters=30, warmup=5):
-    for i in range(warmup):
-        fn(i % copies)
-    times = []
-    for i in range(iters):
-        s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        s.record()
-        fn(i % copies)
-        e.record()
-        e.synchronize()
-        times.append(s.elapsed_time(e) * 1000)
-    times.sort()
-    return times[len(times) // 2]
+def median_us(fn, copies):
+    return _median_us(fn, copies, iters=30, warmup=5)
 
 
-def b2b_us(fn, copies, iters=30, warmup=5):
-    for i in range(warmup):
-        fn(i % copies)
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for i in range(iters):
-        fn(i % copies)
-    e.record()
-    e.synchronize()
-    return s.elapsed_time(e) * 1000 / iters
+def b2b_us(fn, copies):
+    return _b2b_us(fn, copies, iters=30, warmup=5)
 
 
 def main():

@@ -5,10 +5,11 @@ Bytes that must move are counted the same way as tools/bench/bench_{norm,rope,ac
 median of CUDA-event-timed runs, inputs rotating over enough copies to exceed the 60 MB L2.
 Prints one line per case: name, shape, microseconds, TB/s.
 """
-import statistics
 
 import torch
 import torch.nn.functional as F
+from torch_timing import b2b_us as _b2b_us
+from torch_timing import median_us as _median_us
 
 DEV = "cuda"
 BF16 = torch.bfloat16
@@ -19,18 +20,11 @@ def copies_for(nbytes):
 
 
 def median_us(fn, n, iters=50, warmup=5):
-    for i in range(warmup):
-        fn(i % n)
-    start = torch.cuda.Event(enable_timing=True)
-    stop = torch.cuda.Event(enable_timing=True)
-    times = []
-    for i in range(iters):
-        start.record()
-        fn(i % n)
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0)
-    return statistics.median(times)
+    return _median_us(fn, n, iters, warmup)
+
+
+def b2b_us(fn, n):
+    return _b2b_us(fn, n, iters=30, warmup=3)
 
 
 def report(name, shape, us, moved):
@@ -96,21 +90,6 @@ def bench_norm():
         w = rand(128)
         us = median_us(lambda i: F.rms_norm(xs[i], (128,), w, 1e-6), c)
         report("rms_norm qk", f"bf16 {rows}x32x128", us, 2 * nb + 256)
-
-
-def b2b_us(fn, n, iters=30, warmup=3):
-    """GPU time per call of calls enqueued back to back (one sync): host enqueue hidden, as in
-    flashjit's bench_{rope,page} "back-to-back" figures."""
-    for i in range(warmup):
-        fn(i % n)
-    start = torch.cuda.Event(enable_timing=True)
-    stop = torch.cuda.Event(enable_timing=True)
-    start.record()
-    for i in range(iters):
-        fn(i % n)
-    stop.record()
-    stop.synchronize()
-    return start.elapsed_time(stop) * 1000.0 / iters
 
 
 def rope_neox(x, cos, sin):

@@ -5,23 +5,13 @@ Median of CUDA-event-timed runs over rotating inputs, like tools/bench/bench_uti
 FlashInfer's kernels when `flashinfer` is importable.
 """
 import torch
+from torch_timing import median_us as _median_us
 
 ITERS, WARMUP = 50, 5
 
 
 def median_us(fn, inputs):
-    for i in range(WARMUP):
-        fn(inputs[i % len(inputs)])
-    times = []
-    for i in range(ITERS):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn(inputs[i % len(inputs)])
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0)
-    times.sort()
-    return times[len(times) // 2]
+    return _median_us(lambda i: fn(inputs[i]), len(inputs), iters=ITERS, warmup=WARMUP)
 
 
 def top_p(probs, p=0.9):
