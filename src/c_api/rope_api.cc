@@ -31,18 +31,41 @@ Llama31RopeOptions ToLlama31(const flashjit_rope_options* o) {
   return r;
 }
 
-// q, k and (when out of place) q_rope, k_rope.
-struct QK {
-  TensorView q, k, q_rope, k_rope;
+// q, k, (when out of place) q_rope and k_rope, and the positions: pos_ids alone, or indptr
+// and offsets.
+struct RopeArgs {
+  TensorView q, k, q_rope, k_rope, pos_ids, indptr, offsets;
 };
 
-Status ReadQK(const DLTensor* q, const DLTensor* k, const DLTensor* q_rope, const DLTensor* k_rope,
-              bool inplace, QK* out) {
+struct RopePositions {
+  bool ragged;
+  const DLTensor* pos_ids;
+  const DLTensor* indptr;
+  const DLTensor* offsets;
+};
+
+RopePositions PosIds(const DLTensor* pos_ids) { return {false, pos_ids, nullptr, nullptr}; }
+RopePositions Ragged(const DLTensor* indptr, const DLTensor* offsets) {
+  return {true, nullptr, indptr, offsets};
+}
+
+// Reads every tensor (out of place when q_rope is given) and checks the stream against q's device.
+Status ReadRope(const Engine& e, void* stream, const DLTensor* q, const DLTensor* k,
+                const DLTensor* q_rope, const DLTensor* k_rope, bool inplace, RopePositions p,
+                RopeArgs* out) {
   FLASHJIT_RETURN_IF_ERROR(FromDL(q, "q", &out->q));
   FLASHJIT_RETURN_IF_ERROR(FromDL(k, "k", &out->k));
-  if (inplace) return Status::Ok();
-  FLASHJIT_RETURN_IF_ERROR(FromDL(q_rope, "q_rope", &out->q_rope));
-  return FromDL(k_rope, "k_rope", &out->k_rope);
+  if (!inplace) {
+    FLASHJIT_RETURN_IF_ERROR(FromDL(q_rope, "q_rope", &out->q_rope));
+    FLASHJIT_RETURN_IF_ERROR(FromDL(k_rope, "k_rope", &out->k_rope));
+  }
+  if (!p.ragged) {
+    FLASHJIT_RETURN_IF_ERROR(FromDL(p.pos_ids, "pos_ids", &out->pos_ids));
+  } else {
+    FLASHJIT_RETURN_IF_ERROR(FromDL(p.indptr, "indptr", &out->indptr));
+    FLASHJIT_RETURN_IF_ERROR(FromDL(p.offsets, "offsets", &out->offsets));
+  }
+  return CheckStream(e, stream, out->q.device);
 }
 
 }  // namespace
@@ -69,13 +92,10 @@ flashjit_status flashjit_apply_rope(flashjit_engine* h, const DLTensor* q, const
                                     const DLTensor* indptr, const DLTensor* offsets,
                                     const flashjit_rope_options* options, void* stream) {
   return WithEngine("flashjit_apply_rope", h, [&](Engine& e) -> Status {
-    QK t;
-    TensorView ip, off;
-    FLASHJIT_RETURN_IF_ERROR(ReadQK(q, k, q_rope, k_rope, false, &t));
-    FLASHJIT_RETURN_IF_ERROR(FromDL(indptr, "indptr", &ip));
-    FLASHJIT_RETURN_IF_ERROR(FromDL(offsets, "offsets", &off));
-    FLASHJIT_RETURN_IF_ERROR(CheckStream(e, stream, t.q.device));
-    return ApplyRope(e, t.q, t.k, t.q_rope, t.k_rope, ip, off, ToRope(options), stream);
+    RopeArgs t;
+    FLASHJIT_RETURN_IF_ERROR(
+        ReadRope(e, stream, q, k, q_rope, k_rope, false, Ragged(indptr, offsets), &t));
+    return ApplyRope(e, t.q, t.k, t.q_rope, t.k_rope, t.indptr, t.offsets, ToRope(options), stream);
   });
 }
 
@@ -84,13 +104,10 @@ flashjit_status flashjit_apply_rope_inplace(flashjit_engine* h, const DLTensor* 
                                             const DLTensor* offsets,
                                             const flashjit_rope_options* options, void* stream) {
   return WithEngine("flashjit_apply_rope_inplace", h, [&](Engine& e) -> Status {
-    QK t;
-    TensorView ip, off;
-    FLASHJIT_RETURN_IF_ERROR(ReadQK(q, k, nullptr, nullptr, true, &t));
-    FLASHJIT_RETURN_IF_ERROR(FromDL(indptr, "indptr", &ip));
-    FLASHJIT_RETURN_IF_ERROR(FromDL(offsets, "offsets", &off));
-    FLASHJIT_RETURN_IF_ERROR(CheckStream(e, stream, t.q.device));
-    return ApplyRopeInplace(e, t.q, t.k, ip, off, ToRope(options), stream);
+    RopeArgs t;
+    FLASHJIT_RETURN_IF_ERROR(
+        ReadRope(e, stream, q, k, nullptr, nullptr, true, Ragged(indptr, offsets), &t));
+    return ApplyRopeInplace(e, t.q, t.k, t.indptr, t.offsets, ToRope(options), stream);
   });
 }
 
@@ -99,12 +116,9 @@ flashjit_status flashjit_apply_rope_pos_ids(flashjit_engine* h, const DLTensor* 
                                             const DLTensor* k_rope, const DLTensor* pos_ids,
                                             const flashjit_rope_options* options, void* stream) {
   return WithEngine("flashjit_apply_rope_pos_ids", h, [&](Engine& e) -> Status {
-    QK t;
-    TensorView pos;
-    FLASHJIT_RETURN_IF_ERROR(ReadQK(q, k, q_rope, k_rope, false, &t));
-    FLASHJIT_RETURN_IF_ERROR(FromDL(pos_ids, "pos_ids", &pos));
-    FLASHJIT_RETURN_IF_ERROR(CheckStream(e, stream, t.q.device));
-    return ApplyRopePosIds(e, t.q, t.k, t.q_rope, t.k_rope, pos, ToRope(options), stream);
+    RopeArgs t;
+    FLASHJIT_RETURN_IF_ERROR(ReadRope(e, stream, q, k, q_rope, k_rope, false, PosIds(pos_ids), &t));
+    return ApplyRopePosIds(e, t.q, t.k, t.q_rope, t.k_rope, t.pos_ids, ToRope(options), stream);
   });
 }
 
@@ -113,12 +127,10 @@ flashjit_status flashjit_apply_rope_pos_ids_inplace(flashjit_engine* h, const DL
                                                     const flashjit_rope_options* options,
                                                     void* stream) {
   return WithEngine("flashjit_apply_rope_pos_ids_inplace", h, [&](Engine& e) -> Status {
-    QK t;
-    TensorView pos;
-    FLASHJIT_RETURN_IF_ERROR(ReadQK(q, k, nullptr, nullptr, true, &t));
-    FLASHJIT_RETURN_IF_ERROR(FromDL(pos_ids, "pos_ids", &pos));
-    FLASHJIT_RETURN_IF_ERROR(CheckStream(e, stream, t.q.device));
-    return ApplyRopePosIdsInplace(e, t.q, t.k, pos, ToRope(options), stream);
+    RopeArgs t;
+    FLASHJIT_RETURN_IF_ERROR(
+        ReadRope(e, stream, q, k, nullptr, nullptr, true, PosIds(pos_ids), &t));
+    return ApplyRopePosIdsInplace(e, t.q, t.k, t.pos_ids, ToRope(options), stream);
   });
 }
 
@@ -128,13 +140,11 @@ flashjit_status flashjit_apply_llama31_rope(flashjit_engine* h, const DLTensor* 
                                             const DLTensor* offsets,
                                             const flashjit_rope_options* options, void* stream) {
   return WithEngine("flashjit_apply_llama31_rope", h, [&](Engine& e) -> Status {
-    QK t;
-    TensorView ip, off;
-    FLASHJIT_RETURN_IF_ERROR(ReadQK(q, k, q_rope, k_rope, false, &t));
-    FLASHJIT_RETURN_IF_ERROR(FromDL(indptr, "indptr", &ip));
-    FLASHJIT_RETURN_IF_ERROR(FromDL(offsets, "offsets", &off));
-    FLASHJIT_RETURN_IF_ERROR(CheckStream(e, stream, t.q.device));
-    return ApplyLlama31Rope(e, t.q, t.k, t.q_rope, t.k_rope, ip, off, ToLlama31(options), stream);
+    RopeArgs t;
+    FLASHJIT_RETURN_IF_ERROR(
+        ReadRope(e, stream, q, k, q_rope, k_rope, false, Ragged(indptr, offsets), &t));
+    return ApplyLlama31Rope(e, t.q, t.k, t.q_rope, t.k_rope, t.indptr, t.offsets,
+                            ToLlama31(options), stream);
   });
 }
 
@@ -144,13 +154,10 @@ flashjit_status flashjit_apply_llama31_rope_inplace(flashjit_engine* h, const DL
                                                     const flashjit_rope_options* options,
                                                     void* stream) {
   return WithEngine("flashjit_apply_llama31_rope_inplace", h, [&](Engine& e) -> Status {
-    QK t;
-    TensorView ip, off;
-    FLASHJIT_RETURN_IF_ERROR(ReadQK(q, k, nullptr, nullptr, true, &t));
-    FLASHJIT_RETURN_IF_ERROR(FromDL(indptr, "indptr", &ip));
-    FLASHJIT_RETURN_IF_ERROR(FromDL(offsets, "offsets", &off));
-    FLASHJIT_RETURN_IF_ERROR(CheckStream(e, stream, t.q.device));
-    return ApplyLlama31RopeInplace(e, t.q, t.k, ip, off, ToLlama31(options), stream);
+    RopeArgs t;
+    FLASHJIT_RETURN_IF_ERROR(
+        ReadRope(e, stream, q, k, nullptr, nullptr, true, Ragged(indptr, offsets), &t));
+    return ApplyLlama31RopeInplace(e, t.q, t.k, t.indptr, t.offsets, ToLlama31(options), stream);
   });
 }
 
@@ -160,12 +167,10 @@ flashjit_status flashjit_apply_llama31_rope_pos_ids(flashjit_engine* h, const DL
                                                     const flashjit_rope_options* options,
                                                     void* stream) {
   return WithEngine("flashjit_apply_llama31_rope_pos_ids", h, [&](Engine& e) -> Status {
-    QK t;
-    TensorView pos;
-    FLASHJIT_RETURN_IF_ERROR(ReadQK(q, k, q_rope, k_rope, false, &t));
-    FLASHJIT_RETURN_IF_ERROR(FromDL(pos_ids, "pos_ids", &pos));
-    FLASHJIT_RETURN_IF_ERROR(CheckStream(e, stream, t.q.device));
-    return ApplyLlama31RopePosIds(e, t.q, t.k, t.q_rope, t.k_rope, pos, ToLlama31(options), stream);
+    RopeArgs t;
+    FLASHJIT_RETURN_IF_ERROR(ReadRope(e, stream, q, k, q_rope, k_rope, false, PosIds(pos_ids), &t));
+    return ApplyLlama31RopePosIds(e, t.q, t.k, t.q_rope, t.k_rope, t.pos_ids, ToLlama31(options),
+                                  stream);
   });
 }
 
@@ -175,12 +180,10 @@ flashjit_status flashjit_apply_llama31_rope_pos_ids_inplace(flashjit_engine* h, 
                                                             const flashjit_rope_options* options,
                                                             void* stream) {
   return WithEngine("flashjit_apply_llama31_rope_pos_ids_inplace", h, [&](Engine& e) -> Status {
-    QK t;
-    TensorView pos;
-    FLASHJIT_RETURN_IF_ERROR(ReadQK(q, k, nullptr, nullptr, true, &t));
-    FLASHJIT_RETURN_IF_ERROR(FromDL(pos_ids, "pos_ids", &pos));
-    FLASHJIT_RETURN_IF_ERROR(CheckStream(e, stream, t.q.device));
-    return ApplyLlama31RopePosIdsInplace(e, t.q, t.k, pos, ToLlama31(options), stream);
+    RopeArgs t;
+    FLASHJIT_RETURN_IF_ERROR(
+        ReadRope(e, stream, q, k, nullptr, nullptr, true, PosIds(pos_ids), &t));
+    return ApplyLlama31RopePosIdsInplace(e, t.q, t.k, t.pos_ids, ToLlama31(options), stream);
   });
 }
 

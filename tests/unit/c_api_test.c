@@ -364,6 +364,10 @@ static void TestLayerOps(flashjit_engine* e) {
               FLASHJIT_INVALID_ARGUMENT, "rotary_dim");
   EXPECT_FAIL(flashjit_apply_rope_pos_ids(e, &q.t, &k.t, NULL, &kr.t, &pos.t, NULL, NULL),
               FLASHJIT_INVALID_ARGUMENT, "q_rope");
+  EXPECT_FAIL(flashjit_apply_rope_pos_ids(e, &q.t, &k.t, &qr.t, &kr.t, NULL, NULL, NULL),
+              FLASHJIT_INVALID_ARGUMENT, "pos_ids");
+  EXPECT_FAIL(flashjit_apply_llama31_rope(e, &q.t, &k.t, &qr.t, &kr.t, &indptr.t, NULL, NULL, NULL),
+              FLASHJIT_INVALID_ARGUMENT, "offsets");
 }
 
 static void TestPageAndSampling(flashjit_engine* e) {
