@@ -49,6 +49,10 @@ struct FLASHJIT_API SamplingRng {
 struct FLASHJIT_API SamplingTuning {
   int cluster = 0;           // blocks per row: 1, 2, 4 or 8 (> 1 needs sm_90+); 0: chosen
   int64_t cache_bytes = -1;  // shared memory per block caching its slice, 0..163840; -1: chosen
+  // Top-p sampling only (ignored by the other ops): 1 two passes over the row (a coarse
+  // histogram, then the boundary bin's elements refined in shared memory), 0 the radix select
+  // over the whole row (three histogram passes and a pick pass); -1: chosen.
+  int candidates = -1;
 };
 
 struct FLASHJIT_API SamplingOptions {

@@ -3,13 +3,15 @@
 //   weights ─► filter (threshold key T) ─► sample (inverse CDF) | renormalise | mask
 //
 // Variant: DType (input element), kInput (0 probs, 1 logits), kFilter (FilterKind), kOutput
-// (OutputKind), kThreads, kVec (elements per access), kKeysAreLogits (filter on logit keys).
+// (OutputKind), kThreads, kVec (elements per access), kKeysAreLogits (filter on logit keys),
+// kCandidates (top-p sampling in two passes over the slice: top_p_candidates.cuh).
 #pragma once
 
 #include "sampling/philox.cuh"
 #include "sampling/pick.cuh"
 #include "sampling/radix_select.cuh"
 #include "sampling/sampling_params.cuh"
+#include "sampling/top_p_candidates.cuh"
 
 namespace flashjit::sampling {
 
@@ -116,6 +118,17 @@ __device__ void sample_rows(const SamplingParams& p) {
   __shared__ PickScratch pick_scratch;
   __shared__ ClusterSlots slots;
   extern __shared__ __align__(16) unsigned char sampling_cache[];
+  static_assert(
+      !V::kCandidates || (V::kFilter == kTopP && V::kOutput == kSample && !V::kKeysAreLogits),
+      "candidates: top-p sampling only");
+  // kCandidates: the candidate regions follow the slice cache in dynamic shared memory.
+  __shared__ CandidateState cand_state;
+  const int64_t cache_bytes = (static_cast<int64_t>(p.cache_vecs) * sizeof(Raw) + 15) / 16 * 16;
+  const CandidateRegions regions{reinterpret_cast<uint32_t*>(sampling_cache + cache_bytes),
+                                 reinterpret_cast<uint32_t*>(sampling_cache + cache_bytes) +
+                                     static_cast<int64_t>(V::kThreads / 32) * p.cand_per_warp,
+                                 p.cand_per_warp};
+  TopPSelection top_p_sel;
   // kCluster blocks per row (a cluster); block `rank` owns elements [begin, end).
   const int rank = kCluster > 1 ? static_cast<int>(ClusterCtaRank()) : 0;
   const int64_t row = blockIdx.x / kCluster, n = p.vocab;
@@ -155,9 +168,20 @@ __device__ void sample_rows(const SamplingParams& p) {
     bool logit_bad = false;
     logit_max = LogitMax<V>(keys, &logit_bad, scratch, slots);
     scale = 1.4426950408889634f / temperature;
-    sel = FilterRow<V>(keys.With(LogitRow<V>{in, logit_max, scale}), k, top_p, min_p, hist, scratch,
-                       slots);
+    if constexpr (V::kCandidates) {
+      top_p_sel = TopPSelect<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p, hist, scratch,
+                                slots, cand_state, regions);
+      sel = top_p_sel.sel;
+    } else {
+      sel = FilterRow<V>(keys.With(LogitRow<V>{in, logit_max, scale}), k, top_p, min_p, hist,
+                         scratch, slots);
+    }
     bad |= logit_bad || sel.bad || !(sel.mass > 0);
+  } else if constexpr (V::kCandidates) {
+    top_p_sel = TopPSelect<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), top_p,
+                              hist, scratch, slots, cand_state, regions);
+    sel = top_p_sel.sel;
+    bad |= sel.bad || !(sel.mass > 0);
   } else {
     sel = FilterRow<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), k, top_p, min_p,
                        hist, scratch, slots);
@@ -200,7 +224,21 @@ __device__ void sample_rows(const SamplingParams& p) {
           return PickIndex<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), begin, end,
                               sel.key, t, scratch, pick_scratch);
       };
-      token = pick(local_target);
+      if constexpr (V::kCandidates) {
+        if (top_p_sel.ok) {
+          const double t = holds ? target - before : 0.0;
+          if constexpr (V::kInput == 1)
+            token = PickTopPCandidate<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p_sel, t,
+                                         scratch, cand_state, regions);
+          else
+            token = PickTopPCandidate<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}),
+                                         top_p_sel, t, scratch, cand_state, regions);
+        } else {
+          token = pick(local_target);
+        }
+      } else {
+        token = pick(local_target);
+      }
       if (token < 0) token = pick(0.f);  // rounding pushed the target past the end
     }
     if (threadIdx.x == 0 && (owner == rank || (owner < 0 && rank == 0))) {

@@ -31,11 +31,13 @@ struct SamplingParams {
   float top_p;
   float min_p;
   float temperature;
-  int32_t index_bytes;  // 4 or 8
-  int32_t cache_vecs;   // vectors of its slice each block keeps in dynamic shared memory
-  int64_t chunk;        // elements per block when a cluster of blocks shares a row
+  int32_t index_bytes;    // 4 or 8
+  int32_t cache_vecs;     // vectors of its slice each block keeps in dynamic shared memory
+  int64_t chunk;          // elements per block when a cluster of blocks shares a row
+  int32_t cand_per_warp;  // kCandidates: entries of each warp's candidate region
+  int32_t pad_;
 };
-FLASHJIT_CHECK_PARAMS(SamplingParams, 168);
+FLASHJIT_CHECK_PARAMS(SamplingParams, 176);
 
 // Chain speculative sampling: n draft tokens per row, n + 1 target distributions.
 struct SpeculativeParams {

@@ -268,5 +268,52 @@ TEST_CASE("cluster-split rows draw from the exact filtered distribution", "[gpu]
   }
 }
 
+// Top-p sampling has two kernels: two passes with the boundary bin refined in shared memory
+// (the default) and the radix select over the whole slice (options.tuning.candidates = 0).
+// Both on an ordinary row; and the two-pass kernel on nearly uniform rows, whose boundary bin
+// (key bits 30..20) holds most of the row and overflows the candidate regions: it must fall
+// back to the radix select over the slice and still draw exactly.
+TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact distribution",
+          "[gpu][sampling]") {
+  std::mt19937 rng(Seed());
+  Engine& e = TestEngine();
+  const uint64_t seed = rng();
+  const int64_t vocab = 40000;
+  std::vector<float> ordinary = RandomProbs(vocab, rng, 3.f);
+  for (int i = 0; i < 4; ++i) ordinary[vocab / 3 + i * (vocab / 5)] = ordinary[vocab / 2];
+  // Nearly uniform: weights in [1, 1.05) (one or two bins), ties, a few zeros, scaled to sum 1.
+  std::uniform_real_distribution<float> near_one(1.f, 1.05f);
+  std::vector<float> uniform(vocab);
+  for (float& x : uniform) x = near_one(rng);
+  for (int i = 0; i < 50; ++i) uniform[i * 797] = uniform[7];
+  for (int i = 0; i < 20; ++i) uniform[i * 1999 + 3] = 0.f;
+  double sum = 0;
+  for (float x : uniform) sum += x;
+  for (float& x : uniform) x = static_cast<float>(x / sum);
+  struct Case {
+    const char* name;
+    const std::vector<float>* row;
+    float p;
+    int candidates;
+  };
+  for (const Case& c : {Case{"ordinary, radix select", &ordinary, 0.5f, 0},
+                        Case{"ordinary, two passes", &ordinary, 0.5f, 1},
+                        Case{"nearly uniform, two passes (overflow)", &uniform, 0.6f, 1},
+                        Case{"nearly uniform, radix select", &uniform, 0.6f, 0}}) {
+    const std::vector<double> w = ref::SanitizeProbs(*c.row);
+    DeviceBuffer din = UploadVector(*c.row);
+    for (SamplingTuning t : {SamplingTuning{8, -1}, SamplingTuning{2, 0}, SamplingTuning{1, 0}}) {
+      t.candidates = c.candidates;
+      CheckDistribution(
+          fmt::format("top_p {} {}", c.p, c.name), DType::kF32, din,
+          ref::FilteredDistribution(w, ref::Filter::kTopP, 0, c.p, 0),
+          [&](auto& in, auto& out, auto& o) {
+            return TopPSamplingFromProbs(e, in, out, c.p, {}, o);
+          },
+          seed + 600, t);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace flashjit::test

@@ -122,6 +122,12 @@ TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
                     "options.tuning.cache_bytes");
   }
+  for (int c : {-2, 2}) {
+    SamplingOptions o;
+    o.tuning.candidates = c;
+    f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
+                    "options.tuning.candidates");
+  }
   SamplingOptions o;
   o.tuning = {8, 0};
   Status s = TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o);
@@ -168,6 +174,24 @@ TEST_CASE("sampling launch choice: clusters and slice caches on sm_90", "[sampli
   CHECK(l.chunk * 3 < 1003);
   CHECK(l.threads >= 256);
   CHECK(l.cache_vecs == 50);
+}
+
+TEST_CASE("sampling: candidate regions of the two-pass top-p path", "[sampling]") {
+  using ops::SamplingCandidatesPerWarp;
+  // B = 64: 2 blocks of 512 threads over 64128 elements: a sixth of 4008 per warp, rounded up.
+  CHECK(SamplingCandidatesPerWarp(64128, 512, 0) == 672);
+  // B = 256: one 512-thread block per row: capped at 1024 per warp (128 KB).
+  CHECK(SamplingCandidatesPerWarp(128256, 512, 0) == 1024);
+  // B = 1: 8 blocks, 64 KB slices cached: the regions follow the cache.
+  CHECK(SamplingCandidatesPerWarp(16032, 512, 64128) == 192);
+  // Tiny rows still get 32 per warp.
+  CHECK(SamplingCandidatesPerWarp(128, 32, 512) == 32);
+  // A 160 KB cache leaves room for 40 KB: 16 warps x 320 entries x 8 bytes.
+  CHECK(SamplingCandidatesPerWarp(64128, 512, 163840) == 320);
+  // No room at all: 0 (the radix select runs).
+  CHECK(SamplingCandidatesPerWarp(64128, 512, ops::kSamplingMaxDynamicSmem) == 0);
+  // 1024-thread blocks keep the radix select.
+  CHECK(SamplingCandidatesPerWarp(128256, 1024, 0) == 0);
 }
 
 // Engines built for different archs on one device never share the cluster decision: after an

@@ -91,6 +91,20 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
       {"top_p_renorm0.9", [=, &e](int i) { return TopPRenormProbs(e, probs(i), o, 0.9f); }},
       {"top_k_mask50", [=, &e](int i) { return TopKMaskLogits(e, probs(i), o, 50); }},
       {"softmax", [=, &e](int i) { return Softmax(e, probs(i), o, 1.f); }},
+      // A/B: top-p through the radix select over the whole row, and through the two-pass
+      // candidate path (options.tuning.candidates 0 / 1; "top_p0.9" is the default).
+      {"top_p0.9_radix",
+       [=, &e](int i) {
+         SamplingOptions radix = opt;
+         radix.tuning.candidates = 0;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, radix);
+       }},
+      {"top_p0.9_2pass",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 1;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
   };
 }
 

@@ -39,6 +39,9 @@ const spec::OpFamily* SamplingFamily() {
                        "blocks per row: a thread-block cluster (sm_90+) when > 1"),
         spec::BoolField("cache", false, "sc",
                         "blocks keep their slice in dynamic shared memory after the first pass"),
+        spec::BoolField("candidates", false, "pc",
+                        "top-p sampling in two passes: a coarse histogram, then the boundary "
+                        "bin's elements refined in shared memory"),
     };
     f.entries = {{"flashjit_sampling", "flashjit::sampling::sample_rows",
                   "flashjit::sampling::SamplingParams", "Variant::kThreads, Variant::kMinBlocks"}};
@@ -54,6 +57,10 @@ const spec::OpFamily* SamplingFamily() {
         return Status::InvalidArgument(
             fmt::format("sampling: cluster {} needs threads >= 256 (got {})",
                         s["cluster"].get<int>(), s["threads"].get<int>()));
+      if (s["candidates"].get<bool>() && (filter != "top_p" || output != "sample"))
+        return Status::InvalidArgument(
+            fmt::format("sampling: candidates needs filter top_p and output sample (got {} / {})",
+                        filter, output));
       return Status::Ok();
     };
     f.variant_body = [](const spec::Json& s) {
@@ -63,7 +70,7 @@ const spec::OpFamily* SamplingFamily() {
           "  static constexpr int kThreads = {};\n  static constexpr int kVec = {};\n"
           "  static constexpr bool kKeysAreLogits = {};\n"
           "  static constexpr int kCluster = {};\n  static constexpr int kMinBlocks = {};\n"
-          "  static constexpr bool kCache = {};\n",
+          "  static constexpr bool kCache = {};\n  static constexpr bool kCandidates = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           IndexOf(kInputs, 2, s["input"].get<std::string>()),
           IndexOf(kFilters, 6, s["filter"].get<std::string>()),
@@ -72,7 +79,7 @@ const spec::OpFamily* SamplingFamily() {
           // One block per SM for every variant: the chooser splits rows only while the blocks
           // do not outnumber half the SMs, and a 64-register cap for two blocks per SM made the
           // pipelined passes of cluster variants spill.
-          1, s["cache"].get<bool>());
+          1, s["cache"].get<bool>(), s["candidates"].get<bool>());
     };
     return f;
   }();
@@ -117,7 +124,8 @@ Result<VariantSpec> SamplingSpec::ToVariant() const {
                                      {"threads", threads},
                                      {"vec", vec},
                                      {"cluster", cluster},
-                                     {"cache", cache != 0}});
+                                     {"cache", cache != 0},
+                                     {"candidates", candidates != 0}});
 }
 
 Result<VariantSpec> SpeculativeSpec::ToVariant() const {
@@ -176,6 +184,20 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
   }
   l.cache_vecs = static_cast<int32_t>(std::min(slice_vecs, cache / vec_bytes));
   return l;
+}
+
+int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes) {
+  // A flat row (softmax of logits with std 1, V = 128256) puts about 3% of its elements into the
+  // boundary bin; a sixth of the slice leaves room for rows five times flatter.
+  // 1024-thread blocks (at most 64 registers) spill the two-pass kernel heavily (NVRTC sm_90a:
+  // 776 B against 48 for the radix select): they keep the radix select.
+  if (threads > 512) return 0;
+  const int64_t warps = std::max(1, threads / 32);
+  int64_t per_warp = (chunk / warps / 6 + 31) / 32 * 32;
+  per_warp = std::clamp<int64_t>(per_warp, 32, 1024);
+  const int64_t room = kSamplingMaxDynamicSmem - (cache_bytes + 15) / 16 * 16;
+  per_warp = std::min(per_warp, room / (warps * 8) / 32 * 32);
+  return per_warp >= 32 ? static_cast<int>(per_warp) : 0;
 }
 
 }  // namespace flashjit::ops

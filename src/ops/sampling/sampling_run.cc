@@ -145,6 +145,9 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     return Status::InvalidArgument(
         fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
                     tune.cache_bytes, kSamplingMaxCacheBytes));
+  if (tune.candidates < -1 || tune.candidates > 1)
+    return Status::InvalidArgument(
+        fmt::format("options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1", tune.candidates));
   const DeviceTraits traits = TraitsOf(engine, in.device);
   if (tune.cluster > 1 && !traits.clusters)
     return Status::InvalidArgument(fmt::format(
@@ -172,6 +175,13 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   spec.threads = static_cast<uint16_t>(launch.threads);
   spec.cluster = static_cast<uint8_t>(launch.cluster);
   spec.cache = launch.cache_vecs > 0 ? 1 : 0;
+  const int64_t cache_bytes = static_cast<int64_t>(launch.cache_vecs) * vec * DTypeBytes(in.dtype);
+  int cand_per_warp = 0;
+  const bool candidates =
+      tune.candidates == 1 || (tune.candidates == -1 && kSamplingCandidatesByDefault);
+  if (r.filter == SamplingFilter::kTopP && r.output == SamplingOutput::kSample && candidates)
+    cand_per_warp = SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes);
+  spec.candidates = cand_per_warp > 0 ? 1 : 0;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   sampling::SamplingParams p{};
@@ -199,12 +209,16 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   p.temperature = r.temperature;
   p.cache_vecs = launch.cache_vecs;
   p.chunk = launch.chunk;
+  p.cand_per_warp = cand_per_warp;
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(batch * launch.cluster);
   cfg.cluster_x = static_cast<uint32_t>(launch.cluster);
   cfg.block_x = spec.threads;
-  // The slice cache: vectors of the input element type.
-  cfg.dynamic_smem = static_cast<uint32_t>(launch.cache_vecs * vec * DTypeBytes(in.dtype));
+  // The slice cache (vectors of the input element type), then the candidate regions.
+  cfg.dynamic_smem = static_cast<uint32_t>(
+      cand_per_warp > 0
+          ? (cache_bytes + 15) / 16 * 16 + int64_t{8} * (launch.threads / 32) * cand_per_warp
+          : cache_bytes);
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(o.stream));
 }
 

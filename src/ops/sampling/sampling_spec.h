@@ -32,7 +32,8 @@ struct SamplingSpec {
   uint8_t vec = 4;
   uint8_t cluster = 1;  // blocks per row (a thread-block cluster when > 1)
   uint8_t cache = 0;    // 1: blocks keep (part of) their slice in dynamic shared memory
-  uint8_t pad_ = 0;
+  uint8_t candidates =
+      0;  // 1: top-p sampling in two passes (templates/sampling/top_p_candidates.cuh)
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -65,5 +66,16 @@ constexpr int64_t kSamplingAutoCacheBytes = 64 * 1024 + 512;
 // `sms`: the device's SM count (0 when unknown).
 SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int64_t batch,
                                     bool clusters_ok, int sms, int cluster, int64_t cache_bytes);
+
+// The two-pass top-p path keeps each warp's share of the boundary bin's elements (8 bytes each)
+// in shared memory after the slice cache. Entries per warp for a block of `threads` over
+// `chunk` elements whose cache takes `cache_bytes`: room for a sixth of the slice, at most 1024
+// per warp and within the shared memory left; 0 when less than 32 per warp fit or the block
+// has 1024 threads (then the radix select over the slice runs instead).
+int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes);
+// Whether top-p sampling takes the two-pass candidate path when options.tuning.candidates is -1.
+constexpr bool kSamplingCandidatesByDefault = false;
+// Dynamic shared memory the candidate path reserves beyond the cache.
+constexpr int64_t kSamplingMaxDynamicSmem = 200 * 1024;
 
 }  // namespace flashjit::ops

@@ -1,0 +1,342 @@
+// Top-p sampling in two passes over a slice instead of four (three radix digits and a pick):
+//
+//   pass 1 (HBM):  histogram of the weights' key bits 30..20 (exponent and 3 significand bits:
+//                  one exponent per bin, so bin masses are exact integer sums) -> the boundary
+//                  bin b0 that holds the top-p threshold, and the mass strictly above it.
+//   pass 2 (L2 or the slice cache): each thread sums the weights above b0 that it owns, in a
+//                  fixed order, and each warp copies b0's elements (key, position) into its own
+//                  region of shared memory, in a fixed order (ballot + popc: no shared counter,
+//                  the same contents on every run).
+//   digits 2, 3:   bits 19..10 and 9..0, over those candidates only. The threshold T and the
+//                  kept set {key >= T} are exactly the radix select's (radix_select.cuh): same
+//                  keys, same target, same rule at the boundary (ties all kept).
+//   draw:          inverse CDF over the owner block's kept set in the order [kept candidates,
+//                  then the elements above b0 thread by thread]: a block scan over per-thread
+//                  masses finds the one thread whose share holds the target; only it walks its
+//                  own elements again.
+//
+// A warp region that overflows (very many weights in one bin, e.g. a uniform row) makes every
+// block of the cluster run digits 2 and 3 over its slice and draw with PickIndex, as before.
+// Keys drop the sign bit: a weight of -0.0 is key 0, like +0.0.
+#pragma once
+
+#include "sampling/pick.cuh"
+#include "sampling/radix_select.cuh"
+
+namespace flashjit::sampling {
+
+constexpr int kCandidateShift = 20;  // the first digit: key bits 30..20
+
+struct CandidateState {
+  uint32_t count[32];  // elements of b0 each warp found (its region holds min(count, per_warp))
+  long long index;     // the drawn element
+};
+
+// Shared-memory regions of the candidates: warp w owns entries [w * per_warp, (w+1) * per_warp).
+struct CandidateRegions {
+  uint32_t* key;  // the weight's key
+  uint32_t* pos;  // the element's position in the slice
+  int per_warp;
+};
+
+struct TopPSelection {
+  SelectResult sel;
+  uint32_t bin = 0;  // b0, key bits 30..20
+  bool ok = false;   // every block's candidates hold all of its b0 elements
+  float above = 0;   // this thread's mass of its own elements above b0, in its walk order
+};
+
+FLASHJIT_DEVICE uint32_t CandidateKey(float w) { return __float_as_uint(w) & 0x7FFFFFFFu; }
+
+template <class V, class Src>
+FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, RadixHistogram& h,
+                                         BlockScratch& s, ClusterSlots& cs, CandidateState& cst,
+                                         const CandidateRegions& cr) {
+  constexpr int kThreads = V::kThreads, kCluster = V::kCluster, kVec = V::kVec;
+  static_assert(kCluster == 1 || kThreads >= 256, "cluster variants need >= 256 threads");
+  const int shifts[3] = {kCandidateShift, 10, 0};
+  const int widths[3] = {11, 10, 10};
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  TopPSelection out;
+  SelectResult& res = out.sel;
+  uint32_t prefix = 0;
+  double above_mass = 0, target = 0;
+  bool bad = false;
+  for (int d = 0; d < 3; ++d) {
+    const int shift = shifts[d], bins = 1 << widths[d];
+    const int hi_shift = shift + widths[d];
+    const uint32_t base = d == 0 ? 0u : prefix << hi_shift;
+    __syncthreads();  // the previous digit may still read the histogram
+    for (int b = threadIdx.x; b < bins; b += kThreads) h.count[b] = h.sig_hi[b] = h.sig_lo[b] = 0;
+    __syncthreads();
+    auto add = [&](uint32_t key) {
+      const int b = (key >> shift) & (bins - 1);
+      const uint32_t sig = SignificandOfKey(key);
+      atomicAdd(&h.count[b], 1u);
+      atomicAdd(&h.sig_hi[b], sig >> 12);
+      atomicAdd(&h.sig_lo[b], sig & 0xFFFu);
+    };
+    if (d == 0) {
+      ForEachVec(src, [&](int64_t, const typename Src::Raw& r) {
+        float w[kVec];
+        src.Weights(r, w, bad);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) add(CandidateKey(w[j]));
+      });
+    } else if (out.ok) {
+      const int n = min(static_cast<int>(cst.count[warp]), cr.per_warp);
+      const uint32_t* keys = cr.key + warp * cr.per_warp;
+      for (int i = lane; i < n; i += 32) {
+        const uint32_t key = keys[i];
+        if ((key >> hi_shift) == prefix) add(key);
+      }
+    } else {
+      ForEachVec(src, [&](int64_t, const typename Src::Raw& r) {
+        float w[kVec];
+        bool unused = false;
+        src.Weights(r, w, unused);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const uint32_t key = CandidateKey(w[j]);
+          if ((key >> hi_shift) == prefix) add(key);
+        }
+      });
+    }
+    __syncthreads();
+
+    // From here on as in RadixSelect's mass mode: merge over the cluster, scan from the top,
+    // the first position where the running mass reaches the target.
+    const int per = bins / kThreads > 0 ? bins / kThreads : 1;
+    const int q0 = threadIdx.x * per;
+    constexpr int kMaxPer = kRadixBins / kThreads > 0 ? kRadixBins / kThreads : 1;
+    double own[kCluster > 1 ? kMaxPer : 1];
+    if constexpr (kCluster > 1) {
+#pragma unroll
+      for (int i = 0; i < kMaxPer; ++i) {
+        const int b = bins - 1 - (q0 + i);
+        own[i] = i < per && q0 + i < bins
+                     ? BinMass(h, b, base | (static_cast<uint32_t>(b) << shift))
+                     : 0.0;
+      }
+      ClusterSync();  // every block's histogram is complete
+      const int part = bins / kCluster;
+      const int first = static_cast<int>(ClusterCtaRank()) * part;
+      for (int b = first + threadIdx.x; b < first + part; b += kThreads) {
+        uint32_t c = 0, hi = 0, lo = 0;
+#pragma unroll 2
+        for (int r = 0; r < kCluster; ++r) {
+          c += LdSharedClusterU32(MapaSharedCluster(&h.count[b], r));
+          hi += LdSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r));
+          lo += LdSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r));
+        }
+#pragma unroll 2
+        for (int r = 0; r < kCluster; ++r) {
+          StSharedClusterU32(MapaSharedCluster(&h.count[b], r), c);
+          StSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r), hi);
+          StSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r), lo);
+        }
+      }
+      ClusterSync();  // every block holds the merged histogram
+    }
+
+    double my_mass = 0;
+    for (int i = 0; i < per && q0 + i < bins; ++i) {
+      const int b = bins - 1 - (q0 + i);
+      my_mass += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
+    }
+    double mass_total = 0;
+    const double mass_incl = BlockInclusiveScan<kThreads>(my_mass, s, &mass_total);
+    if (d == 0) {
+      res.total = mass_total;
+      target = static_cast<double>(p) * mass_total;
+    }
+    double run_m = mass_incl - my_mass;
+    int found = 0x7fffffff, lowest = -1;
+    for (int i = 0; i < per && q0 + i < bins; ++i) {
+      const int b = bins - 1 - (q0 + i);
+      if (h.count[b] == 0) continue;
+      lowest = q0 + i;
+      run_m += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
+      if (above_mass + run_m >= target && found == 0x7fffffff) found = q0 + i;
+    }
+    int q = BlockReduce<kThreads>(found, s, OpMin());
+    if (q == 0x7fffffff) q = BlockReduce<kThreads>(lowest, s, OpMax());  // rounding: lowest bin
+    if (q < 0) break;  // nothing counted: keep everything (key 0); out.ok stays false
+    double m_above = 0;
+    for (int i = 0; i < per && q0 + i < q; ++i) {
+      const int b = bins - 1 - (q0 + i);
+      m_above += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
+    }
+    m_above = BlockReduce<kThreads>(m_above, s, OpAdd());
+    const int bin = bins - 1 - q;
+    const uint32_t c_bin = h.count[bin];
+    const double m_bin = BinMass(h, bin, base | (static_cast<uint32_t>(bin) << shift));
+    above_mass += m_above;
+    prefix = (prefix << widths[d]) | bin;
+    const bool whole = c_bin == 1;
+    if constexpr (kCluster > 1) {
+      const bool last = whole || d == 2;
+      double mine = 0;
+#pragma unroll
+      for (int i = 0; i < kMaxPer; ++i)
+        if (q0 + i < q || (last && q0 + i == q)) mine += own[i];
+      res.local += BlockReduce<kThreads>(mine, s, OpAdd());
+    }
+    res.key = prefix << shift;
+    res.mass = above_mass + m_bin;
+
+    if (d == 0) {
+      // Pass 2: this thread's mass above b0, and b0's elements into this warp's region. Every
+      // thread runs the same number of iterations (whole warps at each ballot).
+      out.bin = static_cast<uint32_t>(bin);
+      const int64_t vecs = (src.end - src.begin) / kVec;
+      constexpr int kUnroll = 4;
+      uint32_t n_warp = 0;  // the same in every lane
+      float above = 0.f;
+      uint32_t* keys = cr.key + warp * cr.per_warp;
+      uint32_t* pos = cr.pos + warp * cr.per_warp;
+      const uint32_t below_me = (1u << lane) - 1u;
+      for (int64_t g = 0; g < vecs; g += kUnroll * kThreads) {
+        typename Src::Raw r[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int64_t v = g + u * kThreads + threadIdx.x;
+          if (v < vecs) r[u] = src.Load(src.begin + v * kVec);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int64_t v = g + u * kThreads + threadIdx.x;
+          const bool in = v < vecs;
+          float w[kVec];
+          bool unused = false;
+          if (in) {
+            src.Weights(r[u], w, unused);
+          } else {
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) w[j] = 0.f;
+          }
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) {
+            const uint32_t kb = CandidateKey(w[j]) >> kCandidateShift;
+            if (in && kb > out.bin) above += w[j];
+            const bool c = in && kb == out.bin;
+            const unsigned m = __ballot_sync(0xffffffffu, c);
+            if (c) {
+              const uint32_t at = n_warp + __popc(m & below_me);
+              if (at < static_cast<uint32_t>(cr.per_warp)) {
+                keys[at] = CandidateKey(w[j]);
+                pos[at] = static_cast<uint32_t>(v * kVec + j);
+              }
+            }
+            n_warp += __popc(m);
+          }
+        }
+      }
+      if (lane == 0) cst.count[warp] = n_warp;
+      out.above = above;
+      // The block reduction's barriers also publish the regions and counts.
+      double over[1] = {static_cast<double>(
+          BlockReduce<kThreads>(n_warp > static_cast<uint32_t>(cr.per_warp) ? 1 : 0, s, OpMax()))};
+      ClusterAllReduce<kCluster>(over, 1u, cs);
+      out.ok = over[0] == 0;
+    }
+    if (whole) break;
+  }
+  double flags[1] = {static_cast<double>(BlockReduce<kThreads>(static_cast<int>(bad), s, OpMax()))};
+  ClusterAllReduce<kCluster>(flags, 1u, cs);
+  res.bad = flags[0] != 0;
+  return out;
+}
+
+// The element of this block's kept set {key >= sel.key} at `target` in [0, kept mass of the
+// slice), in the order [kept candidates (warp regions, lane-strided), then the elements above b0
+// of thread 0, 1, ...]. Returns -1 only when the slice keeps no mass. REQUIRES: t.ok.
+template <class V, class Src>
+FLASHJIT_DEVICE long long PickTopPCandidate(const SliceView<V, Src>& src, const TopPSelection& t,
+                                            double target, BlockScratch& s, CandidateState& cst,
+                                            const CandidateRegions& cr) {
+  constexpr int kThreads = V::kThreads, kVec = V::kVec;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const uint32_t floor_key = t.sel.key;
+  __syncthreads();
+  if (threadIdx.x == 0) cst.index = -1;
+  __syncthreads();
+  // Kept candidates' mass in units of b0's significand ulp: integers, exact in any order.
+  const int exp = static_cast<int>(t.bin >> 3) & 0xFF;
+  const double unit = ldexp(1.0, (exp ? exp : 1) - 150);
+  const int n = min(static_cast<int>(cst.count[warp]), cr.per_warp);
+  const uint32_t* keys = cr.key + warp * cr.per_warp;
+  const uint32_t* pos = cr.pos + warp * cr.per_warp;
+  double mine = 0;
+  for (int i = lane; i < n; i += 32)
+    if (keys[i] >= floor_key) mine += static_cast<double>(SignificandOfKey(keys[i]));
+  double cand_total;
+  const double cand_incl = BlockInclusiveScan<kThreads>(mine, s, &cand_total);
+  const double cand_mass = cand_total * unit;
+  if (target < cand_mass) {
+    double tgt = target / unit;
+    if (tgt >= cand_total) tgt = cand_total - 0.5;  // integers: the last kept candidate
+    const double lo = cand_incl - mine;
+    if (mine > 0 && lo <= tgt && tgt < cand_incl) {
+      double acc = lo;
+      int pick = -1, last = -1;
+      for (int i = lane; i < n; i += 32) {
+        if (keys[i] < floor_key) continue;
+        const uint32_t sig = SignificandOfKey(keys[i]);
+        if (sig == 0) continue;
+        last = i;
+        acc += static_cast<double>(sig);
+        if (pick < 0 && tgt < acc) pick = i;
+      }
+      cst.index = src.begin + pos[pick >= 0 ? pick : last];
+    }
+  } else {
+    const double tgt = target - cand_mass;
+    const double m = static_cast<double>(t.above);
+    double above_total;
+    const double incl = BlockInclusiveScan<kThreads>(m, s, &above_total);
+    // The holder: the first thread with mass whose running sum passes the target; when rounding
+    // leaves none, the last thread with mass (it then takes its last element).
+    int holder = BlockReduce<kThreads>(
+        m > 0 && incl > tgt ? static_cast<int>(threadIdx.x) : kThreads, s, OpMin());
+    if (holder == kThreads)
+      holder = BlockReduce<kThreads>(m > 0 ? static_cast<int>(threadIdx.x) : -1, s, OpMax());
+    if (holder == static_cast<int>(threadIdx.x)) {
+      // The same elements in the same order as pass 2, so `acc` ends at exactly t.above.
+      const float local = static_cast<float>(tgt - (incl - m));
+      const int64_t vecs = (src.end - src.begin) / kVec;
+      constexpr int kUnroll = 8;
+      float acc = 0.f;
+      long long pick = -1, last = -1;
+      for (int64_t g = threadIdx.x; g < vecs && pick < 0; g += kUnroll * kThreads) {
+        typename Src::Raw r[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int64_t v = g + u * kThreads;
+          if (v < vecs) r[u] = src.Load(src.begin + v * kVec);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const int64_t v = g + u * kThreads;
+          if (v >= vecs) break;
+          float w[kVec];
+          bool unused = false;
+          src.Weights(r[u], w, unused);
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) {
+            if ((CandidateKey(w[j]) >> kCandidateShift) <= t.bin) continue;
+            const long long e = src.begin + v * kVec + j;
+            acc += w[j];
+            last = e;
+            if (pick < 0 && local < acc) pick = e;
+          }
+        }
+      }
+      cst.index = pick >= 0 ? pick : last;
+    }
+  }
+  __syncthreads();
+  return cst.index;
+}
+
+}  // namespace flashjit::sampling
