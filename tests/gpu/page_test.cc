@@ -35,6 +35,7 @@ struct Case {
   int max_new = 35;    // new tokens per request: 0 .. max_new (request 0: page_size + 1)
   int first_new = -1;  // >= 0: request 0 appends this many instead
   const ops::AppendKvSpec* force = nullptr;  // this kernel form instead of the chooser's
+  int max_grid = 0;  // > 0: the loop form's grid capped (many tiles per block)
 };
 
 // K (0) or V (1) half of a combined [pages, 2, ...] cache as a 4-D view.
@@ -108,7 +109,7 @@ void Run(const Case& c, std::mt19937& rng) {
     s = ops::AppendPagedKvCacheWith(e, tk, tv, I32(dbi, nnz), I32(dpos, nnz), KvHalf(cache, 0),
                                     KvHalf(cache, 1), I32(dki, kv_indices.size()),
                                     I32(dkp, kv_indptr.size()), I32(dlp, last_page_len.size()),
-                                    c.layout, c.k_scale, c.v_scale, nullptr, c.force);
+                                    c.layout, c.k_scale, c.v_scale, nullptr, c.force, c.max_grid);
     if (s.ok() && !c.force)  // the public combined-cache entry point too (same bytes again)
       s = AppendPagedKvCache(e, tk, tv, I32(dbi, nnz), I32(dpos, nnz), cache,
                              I32(dki, kv_indices.size()), I32(dkp, kv_indptr.size()),
@@ -122,7 +123,7 @@ void Run(const Case& c, std::mt19937& rng) {
     s = ops::AppendPagedKvCacheWith(e, tk, tv, I32(dbi, nnz), I32(dpos, nnz), kc, vc,
                                     I32(dki, kv_indices.size()), I32(dkp, kv_indptr.size()),
                                     I32(dlp, last_page_len.size()), c.layout, c.k_scale, c.v_scale,
-                                    nullptr, c.force);
+                                    nullptr, c.force, c.max_grid);
   }
   INFO(s.ToString());
   REQUIRE(s.ok());
@@ -203,7 +204,7 @@ TEST_CASE("append_paged_kv_cache writes every new row and nothing else", "[gpu][
   }
 }
 
-TEST_CASE("append_paged_kv_cache: 1 to 16k tokens, every kernel form", "[gpu][layer][page]") {
+TEST_CASE("append_paged_kv_cache: 1 to 16k tokens", "[gpu][layer][page]") {
   std::mt19937 rng(Seed());
   // 1 token; 64 requests of 0 .. 511 new tokens (about 16k), 16-bit and fp8, NHD and HND.
   {
@@ -222,22 +223,36 @@ TEST_CASE("append_paged_kv_cache: 1 to 16k tokens, every kernel form", "[gpu][la
     c.k_scale = c.v_scale = cache == DType::kBF16 ? 1.f : 0.5f;
     Run(c, rng);
   }
-  // Every form the benchmark sweeps (tools/bench/layer_sweeps.h), forced.
+}
+
+TEST_CASE("append_paged_kv_cache: every kernel form, forced", "[gpu][layer][page]") {
+  std::mt19937 rng(Seed());
+  // Every form the benchmark sweeps (tools/bench/layer_sweeps.h), forced; the loop forms also
+  // with their grid capped to 1, 3 and 7 blocks, so that each block walks many tiles (at these
+  // sizes a resident wave takes every tile in one step) and the grid stride is not a multiple of
+  // a token's items.
   const std::vector<ops::AppendKvSpec> forms = bench::AppendKvSweep();
   for (const ops::AppendKvSpec& f : forms)
-    for (auto [heads, dim, page] :
-         std::vector<std::array<int64_t, 3>>{{8, 128, 16}, {1, 64, 1}, {3, 40, 5}}) {
-      Case c;
-      c.force = &f;
-      c.heads = heads;
-      c.head_dim = dim;
-      c.page_size = page;
-      c.batch = 12;
-      c.max_new = 120;
-      c.combined = heads != 3;
-      INFO(fmt::format("form tokens {} threads {} items {}", f.tokens, f.threads, f.items));
-      Run(c, rng);
-    }
+    for (int max_grid : f.loop ? std::vector<int>{0, 1, 3, 7} : std::vector<int>{0})
+      for (auto [heads, dim, page] :
+           std::vector<std::array<int64_t, 3>>{{8, 128, 16}, {1, 64, 1}, {3, 40, 5}}) {
+        Case c;
+        c.force = &f;
+        c.max_grid = max_grid;
+        c.heads = heads;
+        c.head_dim = dim;
+        c.page_size = page;
+        c.batch = 12;
+        c.max_new = 120;
+        c.combined = heads != 3;
+        if (max_grid == 3 && heads == 3) {  // the loop form with an fp8 cache too
+          c.cache = DType::kF8E4M3;
+          c.k_scale = c.v_scale = 0.5f;
+        }
+        INFO(fmt::format("form tokens {} loop {} threads {} items {} max grid {}", f.tokens, f.loop,
+                         f.threads, f.items, max_grid));
+        Run(c, rng);
+      }
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // append_paged_kv_cache bandwidth. Bytes that must move: read new k and v, write them into the
 // cache (+ batch index and position per token). Requests get disjoint shuffled pages.
+#include <dlfcn.h>
 #include <flashjit/page.h>
 #include <fmt/format.h>
 
@@ -25,6 +26,39 @@ void* UploadI32(const std::vector<int32_t>& v) {
   if (!bench::DryRun())
     (*runtime::Driver())->cuMemcpyHtoD(reinterpret_cast<CUdeviceptr>(p), v.data(), v.size() * 4);
   return p;
+}
+
+// The ceiling for an append's bytes, timed the same two ways: one device-to-device copy
+// (cuMemcpyDtoDAsync, the driver's copy kernel) of the new k and v rows, i.e. the same bytes
+// read and written as an append of `nnz` tokens (less its 8 B of indices per token).
+void BenchCopy(int64_t nnz, int64_t heads = 8, int64_t dim = 128) {
+  using CopyFn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  if (bench::DryRun()) return;
+  // The driver table (src/runtime/driver.h) has no device-to-device copy: take it from libcuda.
+  static CopyFn copy = [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW);
+    return lib ? reinterpret_cast<CopyFn>(dlsym(lib, "cuMemcpyDtoDAsync_v2")) : nullptr;
+  }();
+  if (!copy) {
+    fmt::print("device_copy: cuMemcpyDtoDAsync_v2 not found in libcuda.so.1, not timed\n");
+    return;
+  }
+  const size_t bytes = 2 * nnz * heads * dim * 2;  // k and v rows, bf16
+  void* src = bench::DeviceAlloc(bytes);
+  void* dst = bench::DeviceAlloc(bytes);
+  bench::DeviceFillRandom16(src, bytes / 2, 1.f);
+  auto call = [&](int) {
+    if (CUresult rc = copy(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
+                           bytes, nullptr);
+        rc != CUDA_SUCCESS)
+      throw std::runtime_error(runtime::CudaStatus(rc, "cuMemcpyDtoDAsync").ToString());
+  };
+  const double us = bench::MedianMicros(call);
+  const double b2b = bench::BackToBackMicros(call);
+  bench::Report(
+      "device_copy",
+      fmt::format("append's bytes: nnz {} h {} d {} (2 x {:.1f} MB)", nnz, heads, dim, bytes / 1e6),
+      us, 2.0 * bytes, 0, "cuMemcpyDtoDAsync" + bench::BackToBackNote(b2b, 2.0 * bytes));
 }
 
 // `force`: time that kernel form instead of the chooser's pick.
@@ -90,7 +124,10 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
   const double us = bench::MedianMicros(call);
   const double b2b = bench::BackToBackMicros(call);
   const double moved = 2.0 * row_bytes + 2.0 * nnz * heads * dim * cb + nnz * 8.0;
-  std::string note = force ? fmt::format("sweep {} t{} i{}", force->tokens ? "tokens" : "item",
+  std::string note = force ? fmt::format("sweep {} t{} i{}",
+                                         force->loop     ? "loop"
+                                         : force->tokens ? "tokens"
+                                                         : "item",
                                          force->threads, force->items)
                            : std::string("default");
   note += bench::BackToBackNote(b2b, moved);
@@ -104,6 +141,8 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
+  BenchCopy(16384);
+  BenchCopy(8192);
   Bench(engine, 1, 1, KvLayout::kNHD, DType::kBF16);
   Bench(engine, 64, 64, KvLayout::kNHD, DType::kBF16);  // decode: one token per request
   Bench(engine, 16384, 64, KvLayout::kNHD, DType::kBF16);
@@ -118,8 +157,13 @@ int main(int argc, char** argv) {
     Bench(engine, 16384, 64, KvLayout::kHND, DType::kBF16, &f);
     Bench(engine, 64, 64, KvLayout::kNHD, DType::kBF16, &f);
   }
-  for (const ops::AppendKvSpec& f : {forms[0], forms[1], forms[6]})
+  for (const ops::AppendKvSpec& f : {forms[0], forms[1], forms[6], forms[9]})
     Bench(engine, 16384, 64, KvLayout::kNHD, DType::kF8E4M3, &f);
   Bench(engine, 16384, 64, KvLayout::kNHD, DType::kBF16);  // the chooser's pick again
+  // A/B in adjacent rows (run-to-run drift): the default token-tile form and its loop form.
+  for (int rep = 0; rep < 2; ++rep)
+    for (const ops::AppendKvSpec& f : {forms[5], forms[8], forms[9]})
+      Bench(engine, 16384, 64, KvLayout::kNHD, DType::kBF16, &f);
+  BenchCopy(16384);
   return 0;
 }

@@ -50,8 +50,8 @@ inline std::vector<ops::RopeSpec> RopeSweep() {
   return specs;
 }
 
-// The token-tile append form over threads / items, and the per-item form (the first default;
-// resolve-first for fp8 caches).
+// The token-tile append form over threads / items, the per-item form (the first default;
+// resolve-first for fp8 caches), and the token-tile form over a resident grid (tokens = 2).
 inline std::vector<ops::AppendKvSpec> AppendKvSweep() {
   std::vector<ops::AppendKvSpec> forms;
   for (auto [tokens, threads, items] : std::vector<std::array<int, 3>>{{1, 256, 4},
@@ -61,9 +61,14 @@ inline std::vector<ops::AppendKvSpec> AppendKvSweep() {
                                                                        {1, 512, 4},
                                                                        {1, 128, 2},
                                                                        {0, 256, 4},
-                                                                       {0, 256, 2}}) {
+                                                                       {0, 256, 2},
+                                                                       {2, 128, 2},
+                                                                       {2, 256, 2},
+                                                                       {2, 128, 4},
+                                                                       {2, 512, 2}}) {
     ops::AppendKvSpec f;
-    f.tokens = static_cast<uint8_t>(tokens);
+    f.tokens = static_cast<uint8_t>(tokens != 0);
+    f.loop = static_cast<uint8_t>(tokens == 2);
     f.threads = static_cast<uint16_t>(threads);
     f.items = static_cast<uint8_t>(items);
     forms.push_back(f);

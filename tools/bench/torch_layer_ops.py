@@ -160,6 +160,14 @@ def bench_page():
         if nnz >= 8192:
             report("index_put append b2b", f"bf16 nnz {nnz} reqs {batch} NHD", b2b_us(run, c),
                    4 * nb + nnz * 8)
+            # The ceiling for an append's bytes: one device copy of the new k and v rows (the
+            # same bytes read and written, less the indices), timed both ways.
+            src = rand(2 * nnz, heads, d)
+            dst = torch.empty_like(src)
+            report("copy (append's bytes)", f"bf16 2x{nnz}x{heads}x{d}",
+                   median_us(lambda i: dst.copy_(src), 1), 4 * nb)
+            report("copy (append's bytes) b2b", f"bf16 2x{nnz}x{heads}x{d}",
+                   b2b_us(lambda i: dst.copy_(src), 1), 4 * nb)
 
 
 def main():

@@ -9,6 +9,7 @@
 
 #include "page/page_params.cuh"
 #include "src/engine/engine_impl.h"
+#include "src/ops/norm/resident_grid.h"
 #include "src/ops/page/page_spec.h"
 
 namespace flashjit {
@@ -40,8 +41,9 @@ uint8_t ResolveFirst(bool fp8) {
   return static_cast<uint8_t>(kOverride >= 0 ? kOverride : fp8 ? 1 : 0);
 }
 
-// Benchmark knob: FLASHJIT_PAGE_KERNEL = "tokens:<threads>:<items>" (token-tile form) or
-// "item:<threads>:<items>" (per-item form, resolve as FLASHJIT_PAGE_RESOLVE / the fp8 rule).
+// Benchmark knob: FLASHJIT_PAGE_KERNEL = "tokens:<threads>:<items>" (token-tile form),
+// "loop:<threads>:<items>" (token-tile form over a resident grid) or "item:<threads>:<items>"
+// (per-item form, resolve as FLASHJIT_PAGE_RESOLVE / the fp8 rule).
 const AppendKvSpec* KernelOverride() {
   static const std::optional<AppendKvSpec> kOverride = []() -> std::optional<AppendKvSpec> {
     const char* v = std::getenv("FLASHJIT_PAGE_KERNEL");
@@ -50,6 +52,9 @@ const AppendKvSpec* KernelOverride() {
     int t = 0, i = 0;
     if (std::sscanf(v, "tokens:%d:%d", &t, &i) == 2) {
       s.tokens = 1;
+    } else if (std::sscanf(v, "loop:%d:%d", &t, &i) == 2) {
+      s.tokens = 1;
+      s.loop = 1;
     } else if (std::sscanf(v, "item:%d:%d", &t, &i) == 2) {
       s.tokens = 0;
     } else {
@@ -73,7 +78,8 @@ Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const Tenso
                               const TensorView& k_cache, const TensorView& v_cache,
                               const TensorView& kv_indices, const TensorView& kv_indptr,
                               const TensorView& kv_last_page_len, KvLayout layout, float k_scale,
-                              float v_scale, void* stream, const AppendKvSpec* force) {
+                              float v_scale, void* stream, const AppendKvSpec* force,
+                              int max_grid) {
   FLASHJIT_RETURN_IF_ERROR(CheckTensor(key, "append_key", 3, {DType::kF16, DType::kBF16}));
   FLASHJIT_RETURN_IF_ERROR(CheckInnerContiguous(key, "append_key"));
   FLASHJIT_RETURN_IF_ERROR(CheckTensor(value, "append_value", 3, {DType::kF16, DType::kBF16}));
@@ -137,17 +143,21 @@ Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const Tenso
     if (ok) break;
   }
 
-  // Default (measured on the H200, docs/perf/layer_ops.md, 2026-11-29 s2): the token-tile form;
-  // 128 threads x 2 items for 16-bit caches (all forms within 3 % there), 256 x 2 for fp8 (25 %
-  // faster than 4 items: 94 registers at 4).
+  // Default (measured on the H200, docs/perf/layer_ops.md, 2026-11-29 s2 and s4): the token-tile
+  // form; 128 threads x 2 items for 16-bit caches (all forms within 3 % there; the loop form is
+  // 2 % slower: 72 registers, 7 blocks per SM instead of 12); for fp8 caches 256 x 2 over a
+  // resident grid (loop form: 11-13 % faster than one tile per block in the s4 call; likely
+  // because the fp8 conversions and stores of a tile now overlap the next tile's loads).
   AppendKvSpec spec;
   spec.threads = fp8 ? 256 : 128;
   spec.items = 2;
   spec.tokens = 1;
+  spec.loop = fp8 ? 1 : 0;
   if (const AppendKvSpec* f = force ? force : KernelOverride()) {
     spec.threads = f->threads;
     spec.items = f->items;
     spec.tokens = f->tokens;
+    spec.loop = f->loop;
   }
   spec.dtype = key.dtype;
   spec.cache_dtype = k_cache.dtype;
@@ -159,7 +169,8 @@ Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const Tenso
     return Status::InvalidArgument(
         fmt::format("append_key: {} accesses of {} elements; at most 2^31 per launch", total, vec));
   // Token-tile form: head and element offset packed in 16 bits each (else the per-item form).
-  if (heads >= 32768 || head_dim >= 65536) spec.tokens = 0;
+  if (heads >= 32768 || head_dim >= 65536) spec.tokens = spec.loop = 0;
+  if (!spec.tokens) spec.loop = 0;
   const int64_t tile_tokens = std::min(nnz, per_block / per_token + 2);
   spec.resolve = spec.tokens ? 0 : ResolveFirst(fp8);
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, key.device));
@@ -187,9 +198,15 @@ Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const Tenso
   p.v_rcp_scale = 1.f / v_scale;
   p.tile_tokens = static_cast<int32_t>(tile_tokens);
   runtime::LaunchConfig cfg;
-  cfg.grid_x = static_cast<uint32_t>((total + per_block - 1) / per_block);
+  const int64_t tiles = (total + per_block - 1) / per_block;
+  // Loop form: one wave of resident blocks, each taking every grid-th tile (two offset tables).
+  cfg.grid_x = static_cast<uint32_t>(tiles);
+  if (spec.loop) {
+    cfg.grid_x = ops::ResidentGrid(*kernel, 0, spec.threads, tiles);
+    if (max_grid > 0) cfg.grid_x = std::min(cfg.grid_x, static_cast<uint32_t>(max_grid));
+  }
   cfg.block_x = spec.threads;
-  if (spec.tokens) cfg.dynamic_smem = static_cast<uint32_t>(tile_tokens * 16);
+  if (spec.tokens) cfg.dynamic_smem = static_cast<uint32_t>(tile_tokens * (spec.loop ? 32 : 16));
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(stream));
 }
 

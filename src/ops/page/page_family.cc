@@ -23,6 +23,9 @@ const spec::OpFamily* AppendKvFamily() {
         spec::BoolField("resolve", false, "rs", "resolve every item's page before the first store"),
         spec::BoolField("tokens", true, "tk",
                         "resolve each token's page once per block into shared memory"),
+        spec::BoolField("loop", false, "lp",
+                        "token-tile form over a resident grid: the next tile loaded while this "
+                        "one is stored"),
     };
     f.check = [](const spec::Json& s) {
       const std::string c = s["cache"].get<std::string>();
@@ -30,6 +33,9 @@ const spec::OpFamily* AppendKvFamily() {
         return Status::InvalidArgument(
             fmt::format("cache: a 16-bit cache must have the dtype of k/v ({}), got {}",
                         s["dtype"].get<std::string>(), c));
+      if (s["loop"].get<bool>() && !s["tokens"].get<bool>())
+        return Status::InvalidArgument(
+            "loop: the resident-grid loop is a token-tile form (tokens)");
       return Status::Ok();
     };
     f.entries = {{"flashjit_append_paged_kv", "flashjit::page::append_paged_kv",
@@ -38,11 +44,12 @@ const spec::OpFamily* AppendKvFamily() {
       return fmt::format(
           "  using DType = {};\n  using CacheType = {};\n  static constexpr int kThreads = {};\n"
           "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n"
-          "  static constexpr bool kResolve = {};\n  static constexpr bool kTokens = {};\n",
+          "  static constexpr bool kResolve = {};\n  static constexpr bool kTokens = {};\n"
+          "  static constexpr bool kLoop = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           spec::CxxType(s["cache"].get<std::string>()), s["threads"].get<int>(),
           s["vec"].get<int>(), s["items"].get<int>(), s["resolve"].get<bool>(),
-          s["tokens"].get<bool>());
+          s["tokens"].get<bool>(), s["loop"].get<bool>());
     };
     return f;
   }();
@@ -79,7 +86,8 @@ Result<VariantSpec> AppendKvSpec::ToVariant() const {
                                      {"threads", threads},
                                      {"items", items},
                                      {"resolve", resolve != 0},
-                                     {"tokens", tokens != 0}});
+                                     {"tokens", tokens != 0},
+                                     {"loop", loop != 0}});
 }
 
 Result<VariantSpec> BatchPositionsSpec::ToVariant() const {
