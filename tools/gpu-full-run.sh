@@ -41,7 +41,7 @@ export FLASHJIT_C_OVERHEAD="$PWD/$stage/flashjit_c_overhead" PYTHONUNBUFFERED=1
 export LD_LIBRARY_PATH="$PWD/$stage${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # memcheck: the whole suite but its longest cases (every tuning variant; 16k tokens); the sampling
 # distribution cases run with 4096 draws per case instead of 1 M (FLASHJIT_SAMPLING_DRAWS).
-heavy='~"norm: every swept variant matches the reference"~"append_paged_kv_cache: 1 to 16k tokens, every kernel form"~"rope: 16k tokens, every form, against the fp64 reference"~"rmsnorm at 16k tokens"~"fused add, layernorm and QK-norm at 16k tokens"'
+heavy='~"norm: every swept variant matches the reference"~"append_paged_kv_cache: 1 to 16k tokens"~"rope: 16k tokens, every form, against the fp64 reference"~"rmsnorm at 16k tokens"~"fused add, layernorm and QK-norm at 16k tokens"'
 section() { echo; echo "==== $* ($(date +%T))"; }
 skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench torch python sanitize" leaves those out
 {
