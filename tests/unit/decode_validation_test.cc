@@ -136,6 +136,15 @@ TEST_CASE("decode schedule splits long requests to fill the GPU", "[decode]") {
   // Empty requests still get an item (it writes zeros and -inf).
   auto e = ops::BuildDecodeSchedule({{0, 0, 0}, {0, 5, 0}}, limits);
   CHECK(e.work.size() == 2);
+  // 16 requests of 1024 keys: 128 CTAs unsplit, one per SM. Without a lone-CTA speed the model
+  // splits them in two (256 CTAs, one wave); a lone CTA at 0.55 of the shared tile time makes
+  // the unsplit batch cheaper (16 * 0.55 + 1 < 8 + 1 + 2), while 4096 keys still split.
+  std::vector<ops::DecodeRequest> short16(16, {0, 1024, 0});
+  CHECK(ops::ChooseDecodeChunk(short16, limits) == 512);
+  limits.lone_tile_cost = 0.55;
+  CHECK(ops::ChooseDecodeChunk(short16, limits) == 1024);
+  std::vector<ops::DecodeRequest> mid16(16, {0, 4096, 0});
+  CHECK(ops::ChooseDecodeChunk(mid16, limits) == 2048);
 }
 
 }  // namespace

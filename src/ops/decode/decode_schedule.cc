@@ -52,7 +52,8 @@ int32_t ChooseDecodeChunk(const std::vector<DecodeRequest>& requests,
     const int64_t ctas = items * limits.ctas_per_item;
     const int64_t waves = (ctas + per_wave - 1) / per_wave;
     const bool split = items > static_cast<int64_t>(requests.size());
-    const double cost = static_cast<double>(waves) * (tiles + 1) + (split ? 2.0 : 0.0);
+    const double tile_cost = ctas <= limits.sms ? limits.lone_tile_cost : 1.0;
+    const double cost = static_cast<double>(waves) * (tiles * tile_cost + 1) + (split ? 2.0 : 0.0);
     if (cost < best_cost) {  // ties keep the larger chunk (fewer partials)
       best_cost = cost;
       best_tiles = tiles;

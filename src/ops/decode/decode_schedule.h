@@ -19,6 +19,10 @@ struct DecodeScheduleLimits {
   int ctas_per_item = 1;  // kv heads x query tiles: CTAs launched per work item
   int slots = 264;        // CTAs the GPU runs at once (SMs x CTAs per SM)
   int max_items = 1 << 30;
+  int sms = 132;  // multiprocessors
+  // Time of a tile for a CTA alone on its SM (at most `sms` CTAs), relative to one that shares
+  // its SM with the others `slots` allows. 1: no difference is modelled.
+  double lone_tile_cost = 1.0;
 };
 
 struct DecodeSchedule {
@@ -29,7 +33,8 @@ struct DecodeSchedule {
 };
 
 // Keys per work item (a multiple of 64) that minimises the modelled time: waves of CTAs times
-// the tiles each reads plus a fixed cost per CTA, plus the merge launch when anything splits.
+// the tiles each reads (at lone_tile_cost each when no SM holds two) plus a fixed cost per CTA,
+// plus the merge when anything splits.
 // Never more than limits.max_items work items.
 int32_t ChooseDecodeChunk(const std::vector<DecodeRequest>& requests,
                           const DecodeScheduleLimits& limits);
