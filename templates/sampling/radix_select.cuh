@@ -51,10 +51,13 @@ FLASHJIT_DEVICE uint32_t SignificandOfKey(uint32_t key) {
 }
 
 // Mass of bin `b` of `h`, whose keys share the exponent bits of `key`.
+// 2^(exp - 150) is a normal double for every float exponent, so the product is exact: the same
+// value ldexp gives, without its range handling.
 FLASHJIT_DEVICE double BinMass(const RadixHistogram& h, int b, uint32_t key) {
   const int exp = static_cast<int>((key >> 23) & 0xFF);
   const double sig = static_cast<double>(h.sig_hi[b]) * 4096.0 + static_cast<double>(h.sig_lo[b]);
-  return ldexp(sig, (exp ? exp : 1) - 150);
+  const long long scale_bits = static_cast<long long>((exp ? exp : 1) - 150 + 1023) << 52;
+  return sig * __longlong_as_double(scale_bits);
 }
 
 // Keys of weights read through `src`, or keys the source defines itself.

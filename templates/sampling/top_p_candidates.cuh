@@ -60,7 +60,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
   TopPSelection out;
   SelectResult& res = out.sel;
   uint32_t prefix = 0;
-  double above_mass = 0, target = 0;
+  double above_mass = 0, target = 0, b0_count = 0;
   bool bad = false;
   for (int d = 0; d < 3; ++d) {
     const int shift = shifts[d], bins = 1 << widths[d];
@@ -69,10 +69,12 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     __syncthreads();  // the previous digit may still read the histogram
     for (int b = threadIdx.x; b < bins; b += kThreads) h.count[b] = h.sig_hi[b] = h.sig_lo[b] = 0;
     __syncthreads();
+    // The first digit needs no counts (two shared atomics per element instead of three): empty
+    // bins are those without mass, and the boundary bin's size comes from pass 2.
     auto add = [&](uint32_t key) {
       const int b = (key >> shift) & (bins - 1);
       const uint32_t sig = SignificandOfKey(key);
-      atomicAdd(&h.count[b], 1u);
+      if (d > 0) atomicAdd(&h.count[b], 1u);
       atomicAdd(&h.sig_hi[b], sig >> 12);
       atomicAdd(&h.sig_lo[b], sig & 0xFFFu);
     };
@@ -125,13 +127,13 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
         uint32_t c = 0, hi = 0, lo = 0;
 #pragma unroll 2
         for (int r = 0; r < kCluster; ++r) {
-          c += LdSharedClusterU32(MapaSharedCluster(&h.count[b], r));
+          if (d > 0) c += LdSharedClusterU32(MapaSharedCluster(&h.count[b], r));
           hi += LdSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r));
           lo += LdSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r));
         }
 #pragma unroll 2
         for (int r = 0; r < kCluster; ++r) {
-          StSharedClusterU32(MapaSharedCluster(&h.count[b], r), c);
+          if (d > 0) StSharedClusterU32(MapaSharedCluster(&h.count[b], r), c);
           StSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r), hi);
           StSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r), lo);
         }
@@ -154,7 +156,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     int found = 0x7fffffff, lowest = -1;
     for (int i = 0; i < per && q0 + i < bins; ++i) {
       const int b = bins - 1 - (q0 + i);
-      if (h.count[b] == 0) continue;
+      if (d == 0 ? (h.sig_hi[b] | h.sig_lo[b]) == 0 : h.count[b] == 0) continue;
       lowest = q0 + i;
       run_m += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
       if (above_mass + run_m >= target && found == 0x7fffffff) found = q0 + i;
@@ -169,22 +171,6 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     }
     m_above = BlockReduce<kThreads>(m_above, s, OpAdd());
     const int bin = bins - 1 - q;
-    const uint32_t c_bin = h.count[bin];
-    const double m_bin = BinMass(h, bin, base | (static_cast<uint32_t>(bin) << shift));
-    above_mass += m_above;
-    prefix = (prefix << widths[d]) | bin;
-    const bool whole = c_bin == 1;
-    if constexpr (kCluster > 1) {
-      const bool last = whole || d == 2;
-      double mine = 0;
-#pragma unroll
-      for (int i = 0; i < kMaxPer; ++i)
-        if (q0 + i < q || (last && q0 + i == q)) mine += own[i];
-      res.local += BlockReduce<kThreads>(mine, s, OpAdd());
-    }
-    res.key = prefix << shift;
-    res.mass = above_mass + m_bin;
-
     if (d == 0) {
       // Pass 2: this thread's mass above b0, and b0's elements into this warp's region. Every
       // thread runs the same number of iterations (whole warps at each ballot).
@@ -234,12 +220,31 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
       }
       if (lane == 0) cst.count[warp] = n_warp;
       out.above = above;
-      // The block reduction's barriers also publish the regions and counts.
-      double over[1] = {static_cast<double>(
-          BlockReduce<kThreads>(n_warp > static_cast<uint32_t>(cr.per_warp) ? 1 : 0, s, OpMax()))};
-      ClusterAllReduce<kCluster>(over, 1u, cs);
+      // The block reductions' barriers also publish the regions and counts.
+      double over[2] = {
+          static_cast<double>(BlockReduce<kThreads>(
+              n_warp > static_cast<uint32_t>(cr.per_warp) ? 1 : 0, s, OpMax())),
+          static_cast<double>(BlockReduce<kThreads>(lane == 0 ? n_warp : 0u, s, OpAdd()))};
+      ClusterAllReduce<kCluster>(over, 1u, cs);  // overflow anywhere; b0's size in the row
       out.ok = over[0] == 0;
+      b0_count = over[1];
     }
+    // A bin of one element is kept whole: the search ends.
+    const bool whole = d == 0 ? b0_count == 1 : h.count[bin] == 1;
+    const double m_bin = BinMass(h, bin, base | (static_cast<uint32_t>(bin) << shift));
+    above_mass += m_above;
+    prefix = (prefix << widths[d]) | bin;
+    if constexpr (kCluster > 1) {
+      const bool last = whole || d == 2;
+      double mine = 0;
+#pragma unroll
+      for (int i = 0; i < kMaxPer; ++i)
+        if (q0 + i < q || (last && q0 + i == q)) mine += own[i];
+      res.local += BlockReduce<kThreads>(mine, s, OpAdd());
+    }
+    res.key = prefix << shift;
+    res.mass = above_mass + m_bin;
+
     if (whole) break;
   }
   double flags[1] = {static_cast<double>(BlockReduce<kThreads>(static_cast<int>(bad), s, OpMax()))};

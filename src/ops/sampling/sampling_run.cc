@@ -178,7 +178,9 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   const int64_t cache_bytes = static_cast<int64_t>(launch.cache_vecs) * vec * DTypeBytes(in.dtype);
   int cand_per_warp = 0;
   const bool candidates =
-      tune.candidates == 1 || (tune.candidates == -1 && kSamplingCandidatesByDefault);
+      tune.candidates == 1 ||
+      (tune.candidates == -1 && SamplingCandidatesChosen(std::min(batch, rows), vocab,
+                                                         static_cast<int>(DTypeBytes(in.dtype))));
   if (r.filter == SamplingFilter::kTopP && r.output == SamplingOutput::kSample && candidates)
     cand_per_warp = SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes);
   spec.candidates = cand_per_warp > 0 ? 1 : 0;
