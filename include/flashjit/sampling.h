@@ -18,8 +18,12 @@
 // [0, 1]).
 //
 // Randomness: Philox4x32-10 keyed by seed, counter (offset, output row, draw). The same
-// seed/offset gives the same tokens. seed_device / offset_device (uint64 in device memory),
-// when set, are read by the kernel, so a captured CUDA graph replays with new values.
+// seed/offset gives the same tokens for the same call. The draw walks the kept tokens in an
+// order that depends on the kernel the shape selects (rows split over clusters, top-p's
+// two-pass or radix-select kernel), so another batch size or vocabulary, or another library
+// version, may draw another token for the same seed; the distribution is the same. seed_device /
+// offset_device (uint64 in device memory), when set, are read by the kernel, so a captured CUDA
+// graph replays with new values.
 //
 // Bad numbers: a NaN, infinite or negative probability (NaN or +inf logit) has weight 0 and
 // marks the row invalid; a row with no mass left, or an out-of-range index, is invalid and
