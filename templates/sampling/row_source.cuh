@@ -2,8 +2,8 @@
 // order-preserving 32-bit keys (logits, for masking), and the loop that walks a row.
 //
 // Bad numbers never propagate: a NaN, infinite or negative probability, or a NaN or +inf logit,
-// has weight 0 and sets `bad` (the row's validity flag). A weight's key is its IEEE bit pattern,
-// which orders non-negative floats like their values.
+// has weight 0 and sets `bad` (the row's validity flag); -0.0 is a weight of +0.0. A weight's key
+// is its IEEE bit pattern, which orders non-negative floats like their values.
 #pragma once
 
 #include "common/vec.cuh"
@@ -39,7 +39,7 @@ struct ProbRow {
       const float x = r.v[j];
       const bool ok = x >= 0.f && x <= kFloatMax;  // false for NaN, inf, negative
       bad |= !ok;
-      w[j] = ok ? x : 0.f;
+      w[j] = ok ? fabsf(x) : 0.f;  // -0.0 as +0.0: its key must not be 0x80000000
     }
   }
 };

@@ -30,6 +30,10 @@ TEST_CASE("bad rows give in-range tokens and a cleared valid flag", "[gpu][sampl
       if (r == 4) std::fill(row.begin(), row.end(), 0.f);
       if (r == 5) std::fill(row.begin(), row.end(), kNaN);
       if (r == 6) std::fill(row.begin(), row.end(), -1.f);
+      // -0.0 is a zero probability, not a bad number: its bit pattern (0x80000000) must not
+      // rank it above every positive value.
+      if (r == 7)
+        for (int64_t i = 0; i < vocab; i += 3) row[i] = -0.f;
       probs.insert(probs.end(), row.begin(), row.end());
     }
     DeviceBuffer din = UploadVector(probs), dout(batch * 4), dvalid(batch);
@@ -58,8 +62,9 @@ TEST_CASE("bad rows give in-range tokens and a cleared valid flag", "[gpu][sampl
         CHECK(tok[r] >= 0);
         CHECK(tok[r] < vocab);
         CHECK(static_cast<int>(valid[r]) == (r == 0 || r == 7 ? 1 : 0));
-        // A row with one bad value still samples a token with positive probability.
-        if (r >= 1 && r <= 3) CHECK(probs[r * vocab + tok[r]] > 0.f);
+        // A row with one bad value, or with negative zeros, still samples a token with
+        // positive probability.
+        if ((r >= 1 && r <= 3) || r == 7) CHECK(probs[r * vocab + tok[r]] > 0.f);
       }
     }
   }
