@@ -55,7 +55,8 @@ struct FLASHJIT_API SamplingTuning {
   int64_t cache_bytes = -1;  // shared memory per block caching its slice, 0..163840; -1: chosen
   // Top-p sampling only (ignored by the other ops): 1 two passes over the row (a coarse
   // histogram, then the boundary bin's elements refined in shared memory), 0 the radix select
-  // over the whole row (three histogram passes and a pick pass); -1: chosen.
+  // over the whole row (three histogram passes and a pick pass); -1: chosen. 2: two passes with
+  // session 4's one-thread walk in the draw instead of one warp's (kept for A/B only).
   int candidates = -1;
 };
 

@@ -229,10 +229,11 @@ __device__ void sample_rows(const SamplingParams& p) {
           const double t = holds ? target - before : 0.0;
           if constexpr (V::kInput == 1)
             token = PickTopPCandidate<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p_sel, t,
-                                         scratch, cand_state, regions);
+                                         scratch, cand_state, regions, p.cand_walk != 0);
           else
-            token = PickTopPCandidate<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}),
-                                         top_p_sel, t, scratch, cand_state, regions);
+            token =
+                PickTopPCandidate<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}),
+                                     top_p_sel, t, scratch, cand_state, regions, p.cand_walk != 0);
         } else {
           token = pick(local_target);
         }

@@ -12,8 +12,10 @@
 //                  keys, same target, same rule at the boundary (ties all kept).
 //   draw:          inverse CDF over the owner block's kept set in the order [kept candidates,
 //                  then the elements above b0 thread by thread]: a block scan over per-thread
-//                  masses finds the one thread whose share holds the target; only it walks its
-//                  own elements again.
+//                  masses finds the one thread whose share holds the target; its warp walks
+//                  that thread's elements again, 32 vectors at a time (a warp scan over
+//                  per-vector masses), or (SamplingParams::cand_walk 0, for A/B) the thread
+//                  alone, one element after the other.
 //
 // A warp region that overflows (very many weights in one bin, e.g. a uniform row) makes every
 // block of the cluster run digits 2 and 3 over its slice and draw with PickIndex, as before.
@@ -259,7 +261,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
 template <class V, class Src>
 FLASHJIT_DEVICE long long PickTopPCandidate(const SliceView<V, Src>& src, const TopPSelection& t,
                                             double target, BlockScratch& s, CandidateState& cst,
-                                            const CandidateRegions& cr) {
+                                            const CandidateRegions& cr, bool walk_warp) {
   constexpr int kThreads = V::kThreads, kVec = V::kVec;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const uint32_t floor_key = t.sel.key;
@@ -306,7 +308,68 @@ FLASHJIT_DEVICE long long PickTopPCandidate(const SliceView<V, Src>& src, const 
         m > 0 && incl > tgt ? static_cast<int>(threadIdx.x) : kThreads, s, OpMin());
     if (holder == kThreads)
       holder = BlockReduce<kThreads>(m > 0 ? static_cast<int>(threadIdx.x) : -1, s, OpMax());
-    if (holder == static_cast<int>(threadIdx.x)) {
+    if (walk_warp) {
+      // The holder's warp walks the holder's elements, 32 vectors a round (lane l: the holder's
+      // vector l of the round): per-vector masses, a warp scan, and only the lane whose share
+      // holds the target walks its own vector. Rounding can make the warp's sums differ from
+      // t.above in the last bits; a target past them takes the last element with mass.
+      const double before = __shfl_sync(0xffffffffu, incl - m, holder & 31);
+      if (holder >= 0 && warp == holder / 32) {
+        const float local = static_cast<float>(tgt - before);
+        const int64_t vecs = (src.end - src.begin) / kVec;
+        float base = 0.f;
+        long long pick = -1, last = -1;
+        for (int64_t g = holder; g < vecs; g += int64_t{32} * kThreads) {
+          const int64_t v = g + static_cast<int64_t>(lane) * kThreads;
+          float w[kVec];
+          float vs = 0.f;
+          if (v < vecs) {
+            bool unused = false;
+            src.Weights(src.Load(src.begin + v * kVec), w, unused);
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) {
+              if ((CandidateKey(w[j]) >> kCandidateShift) <= t.bin) w[j] = 0.f;
+              vs += w[j];
+            }
+          } else {
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) w[j] = 0.f;
+          }
+          float vincl = vs;
+#pragma unroll
+          for (int o = 1; o < 32; o <<= 1) {
+            const float y = __shfl_up_sync(0xffffffffu, vincl, o);
+            if (lane >= o) vincl += y;
+          }
+          const unsigned has = __ballot_sync(0xffffffffu, vs > 0.f);
+          const unsigned hit = __ballot_sync(0xffffffffu, vs > 0.f && local < base + vincl);
+          const int who = hit ? __ffs(hit) - 1 : (has ? 31 - __clz(has) : -1);
+          long long mine = -1, mine_last = -1;
+          if (lane == who) {
+            float acc = base + (vincl - vs);
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) {
+              if (w[j] <= 0.f) continue;
+              acc += w[j];
+              mine_last = src.begin + v * kVec + j;
+              if (mine < 0 && local < acc) mine = mine_last;
+            }
+            if (hit && mine < 0) mine = mine_last;  // rounding inside the vector
+          }
+          if (who >= 0) {
+            mine = __shfl_sync(0xffffffffu, mine, who);
+            mine_last = __shfl_sync(0xffffffffu, mine_last, who);
+            if (hit) {
+              pick = mine;
+              break;
+            }
+            last = mine_last;
+          }
+          base += __shfl_sync(0xffffffffu, vincl, 31);
+        }
+        if (lane == 0) cst.index = pick >= 0 ? pick : last;
+      }
+    } else if (holder == static_cast<int>(threadIdx.x)) {
       // The same elements in the same order as pass 2, so `acc` ends at exactly t.above.
       const float local = static_cast<float>(tgt - (incl - m));
       const int64_t vecs = (src.end - src.begin) / kVec;

@@ -270,9 +270,10 @@ TEST_CASE("cluster-split rows draw from the exact filtered distribution", "[gpu]
 
 // Top-p sampling has two kernels: two passes with the boundary bin refined in shared memory
 // (the default) and the radix select over the whole slice (options.tuning.candidates = 0).
-// Both on an ordinary row; and the two-pass kernel on nearly uniform rows, whose boundary bin
-// (key bits 30..20) holds most of the row and overflows the candidate regions: it must fall
-// back to the radix select over the slice and still draw exactly.
+// Both on an ordinary row (the two-pass kernel with either walk of the draw: one warp, the
+// default, or one thread, candidates = 2); and the two-pass kernel on nearly uniform rows, whose
+// boundary bin (key bits 30..20) holds most of the row and overflows the candidate regions: it must
+// fall back to the radix select over the slice and still draw exactly.
 TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact distribution",
           "[gpu][sampling]") {
   std::mt19937 rng(Seed());
@@ -298,6 +299,7 @@ TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact dist
   };
   for (const Case& c : {Case{"ordinary, radix select", &ordinary, 0.5f, 0},
                         Case{"ordinary, two passes", &ordinary, 0.5f, 1},
+                        Case{"ordinary, two passes, one-thread walk", &ordinary, 0.5f, 2},
                         Case{"nearly uniform, two passes (overflow)", &uniform, 0.6f, 1},
                         Case{"nearly uniform, radix select", &uniform, 0.6f, 0}}) {
     const std::vector<double> w = ref::SanitizeProbs(*c.row);

@@ -105,6 +105,13 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 1;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
+      // A/B of the draw's walk: one thread (session 4, round 1) instead of one warp.
+      {"top_p0.9_2pass_walk1",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 2;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
   };
 }
 

@@ -145,9 +145,9 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     return Status::InvalidArgument(
         fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
                     tune.cache_bytes, kSamplingMaxCacheBytes));
-  if (tune.candidates < -1 || tune.candidates > 1)
-    return Status::InvalidArgument(
-        fmt::format("options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1", tune.candidates));
+  if (tune.candidates < -1 || tune.candidates > 2)
+    return Status::InvalidArgument(fmt::format(
+        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2", tune.candidates));
   const DeviceTraits traits = TraitsOf(engine, in.device);
   if (tune.cluster > 1 && !traits.clusters)
     return Status::InvalidArgument(fmt::format(
@@ -178,7 +178,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   const int64_t cache_bytes = static_cast<int64_t>(launch.cache_vecs) * vec * DTypeBytes(in.dtype);
   int cand_per_warp = 0;
   const bool candidates =
-      tune.candidates == 1 ||
+      tune.candidates >= 1 ||
       (tune.candidates == -1 && SamplingCandidatesChosen(std::min(batch, rows), vocab,
                                                          static_cast<int>(DTypeBytes(in.dtype))));
   if (r.filter == SamplingFilter::kTopP && r.output == SamplingOutput::kSample && candidates)
@@ -212,6 +212,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   p.cache_vecs = launch.cache_vecs;
   p.chunk = launch.chunk;
   p.cand_per_warp = cand_per_warp;
+  p.cand_walk = tune.candidates == 2 ? 0 : 1;
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(batch * launch.cluster);
   cfg.cluster_x = static_cast<uint32_t>(launch.cluster);
