@@ -42,6 +42,18 @@ struct ProbRow {
       w[j] = ok ? fabsf(x) : 0.f;  // -0.0 as +0.0: its key must not be 0x80000000
     }
   }
+  // The same weights as bit patterns, tested as integers (sign bit clear: a weight's bits are its
+  // key): valid bits are at most 0x7F7FFFFF. `bad_bits` collects the invalid patterns; the row
+  // is bad when (bad_bits & 0x7FFFFFFF) != 0, which leaves -0.0 (0x80000000) a good weight 0.
+  FLASHJIT_DEVICE void WeightBits(const Raw& r, uint32_t (&k)[V::kVec], uint32_t& bad_bits) const {
+#pragma unroll
+    for (int j = 0; j < V::kVec; ++j) {
+      const uint32_t b = __float_as_uint(r.v[j]);
+      const bool ok = b <= 0x7F7FFFFFu;
+      k[j] = ok ? b : 0u;
+      bad_bits |= ok ? 0u : b;
+    }
+  }
 };
 
 // exp((logit - max) / temperature): softmax weights, unnormalised.
@@ -61,6 +73,14 @@ struct LogitRow {
       bad |= !ok;
       w[j] = (ok && x >= -kFloatMax) ? exp2f((x - max) * scale) : 0.f;
     }
+  }
+  FLASHJIT_DEVICE void WeightBits(const Raw& r, uint32_t (&k)[V::kVec], uint32_t& bad_bits) const {
+    float w[V::kVec];
+    bool bad = false;
+    Weights(r, w, bad);
+#pragma unroll
+    for (int j = 0; j < V::kVec; ++j) k[j] = __float_as_uint(w[j]);
+    bad_bits |= bad ? 1u : 0u;
   }
 };
 
@@ -117,6 +137,9 @@ struct SliceView {
   }
   FLASHJIT_DEVICE void Weights(const Raw& r, float (&w)[V::kVec], bool& bad) const {
     src.Weights(r, w, bad);
+  }
+  FLASHJIT_DEVICE void WeightBits(const Raw& r, uint32_t (&k)[V::kVec], uint32_t& bad_bits) const {
+    src.WeightBits(r, k, bad_bits);
   }
   FLASHJIT_DEVICE void Keys(const Raw& r, uint32_t (&k)[V::kVec], bool& bad) const {
     src.Keys(r, k, bad);

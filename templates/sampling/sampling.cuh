@@ -170,7 +170,7 @@ __device__ void sample_rows(const SamplingParams& p) {
     scale = 1.4426950408889634f / temperature;
     if constexpr (V::kCandidates) {
       top_p_sel = TopPSelect<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p, hist, scratch,
-                                slots, cand_state, regions);
+                                slots, cand_state, regions, p.cand_form);
       sel = top_p_sel.sel;
     } else {
       sel = FilterRow<V>(keys.With(LogitRow<V>{in, logit_max, scale}), k, top_p, min_p, hist,
@@ -179,7 +179,7 @@ __device__ void sample_rows(const SamplingParams& p) {
     bad |= logit_bad || sel.bad || !(sel.mass > 0);
   } else if constexpr (V::kCandidates) {
     top_p_sel = TopPSelect<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), top_p,
-                              hist, scratch, slots, cand_state, regions);
+                              hist, scratch, slots, cand_state, regions, p.cand_form);
     sel = top_p_sel.sel;
     bad |= sel.bad || !(sel.mass > 0);
   } else {
@@ -229,11 +229,12 @@ __device__ void sample_rows(const SamplingParams& p) {
           const double t = holds ? target - before : 0.0;
           if constexpr (V::kInput == 1)
             token = PickTopPCandidate<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p_sel, t,
-                                         scratch, cand_state, regions, p.cand_walk != 0);
+                                         scratch, cand_state, regions,
+                                         (p.cand_form & kFormWarpWalk) != 0);
           else
-            token =
-                PickTopPCandidate<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}),
-                                     top_p_sel, t, scratch, cand_state, regions, p.cand_walk != 0);
+            token = PickTopPCandidate<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}),
+                                         top_p_sel, t, scratch, cand_state, regions,
+                                         (p.cand_form & kFormWarpWalk) != 0);
         } else {
           token = pick(local_target);
         }

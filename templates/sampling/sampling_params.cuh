@@ -35,7 +35,7 @@ struct SamplingParams {
   int32_t cache_vecs;     // vectors of its slice each block keeps in dynamic shared memory
   int64_t chunk;          // elements per block when a cluster of blocks shares a row
   int32_t cand_per_warp;  // kCandidates: entries of each warp's candidate region
-  int32_t cand_walk;      // kCandidates: the draw's walk, 1 one warp, 0 one thread (A/B)
+  int32_t cand_form;      // kCandidates: kForm* bits (top_p_candidates.cuh); 0 for A/B only
 };
 FLASHJIT_CHECK_PARAMS(SamplingParams, 176);
 

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <cstdlib>
 #include <functional>
 
@@ -270,10 +271,11 @@ TEST_CASE("cluster-split rows draw from the exact filtered distribution", "[gpu]
 
 // Top-p sampling has two kernels: two passes with the boundary bin refined in shared memory
 // (the default) and the radix select over the whole slice (options.tuning.candidates = 0).
-// Both on an ordinary row (the two-pass kernel with either walk of the draw: one warp, the
-// default, or one thread, candidates = 2); and the two-pass kernel on nearly uniform rows, whose
-// boundary bin (key bits 30..20) holds most of the row and overflows the candidate regions: it must
-// fall back to the radix select over the slice and still draw exactly.
+// Both on an ordinary row (the two-pass kernel also in its A/B forms, candidates 2 and 3: the
+// passes as first written, the draw walked by one thread or one warp) and on the same row scaled
+// into subnormal numbers; and the two-pass kernel on nearly uniform rows, whose boundary bin (key
+// bits 30..20) holds most of the row and overflows the candidate regions: it must fall back to
+// the radix select over the slice and still draw exactly.
 TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact distribution",
           "[gpu][sampling]") {
   std::mt19937 rng(Seed());
@@ -291,17 +293,26 @@ TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact dist
   double sum = 0;
   for (float x : uniform) sum += x;
   for (float& x : uniform) x = static_cast<float>(x / sum);
+  // Tiny: the ordinary row times 2^-115, most weights subnormal (exponent field 0: a significand
+  // without its implicit bit in the bin masses), the largest normal.
+  std::vector<float> tiny(vocab);
+  for (int64_t i = 0; i < vocab; ++i) tiny[i] = std::ldexp(ordinary[i], -115);
   struct Case {
     const char* name;
     const std::vector<float>* row;
     float p;
     int candidates;
   };
-  for (const Case& c : {Case{"ordinary, radix select", &ordinary, 0.5f, 0},
-                        Case{"ordinary, two passes", &ordinary, 0.5f, 1},
-                        Case{"ordinary, two passes, one-thread walk", &ordinary, 0.5f, 2},
-                        Case{"nearly uniform, two passes (overflow)", &uniform, 0.6f, 1},
-                        Case{"nearly uniform, radix select", &uniform, 0.6f, 0}}) {
+  for (const Case& c :
+       {Case{"ordinary, radix select", &ordinary, 0.5f, 0},
+        Case{"ordinary, two passes", &ordinary, 0.5f, 1},
+        Case{"ordinary, two passes as first written", &ordinary, 0.5f, 2},
+        Case{"ordinary, two passes, first form with one-warp walk", &ordinary, 0.5f, 3},
+        Case{"nearly uniform, two passes as first written (overflow)", &uniform, 0.6f, 2},
+        Case{"nearly uniform, two passes (overflow)", &uniform, 0.6f, 1},
+        Case{"nearly uniform, radix select", &uniform, 0.6f, 0},
+        Case{"tiny (subnormal), two passes", &tiny, 0.5f, 1},
+        Case{"tiny (subnormal), radix select", &tiny, 0.5f, 0}}) {
     const std::vector<double> w = ref::SanitizeProbs(*c.row);
     DeviceBuffer din = UploadVector(*c.row);
     for (SamplingTuning t : {SamplingTuning{8, -1}, SamplingTuning{2, 0}, SamplingTuning{1, 0}}) {

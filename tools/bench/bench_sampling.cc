@@ -105,11 +105,18 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 1;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
-      // A/B of the draw's walk: one thread (session 4, round 1) instead of one warp.
-      {"top_p0.9_2pass_walk1",
+      // A/B of the two-pass kernel's forms: as first written (float weight tests, the draw
+      // walked by one thread: candidates 2), and with the one-warp walk only (3).
+      {"top_p0.9_2pass_r1",
        [=, &e](int i) {
          SamplingOptions two = opt;
          two.tuning.candidates = 2;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
+      {"top_p0.9_2pass_warpwalk",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 3;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
   };

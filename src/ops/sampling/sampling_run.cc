@@ -145,9 +145,9 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     return Status::InvalidArgument(
         fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
                     tune.cache_bytes, kSamplingMaxCacheBytes));
-  if (tune.candidates < -1 || tune.candidates > 2)
+  if (tune.candidates < -1 || tune.candidates > 3)
     return Status::InvalidArgument(fmt::format(
-        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2", tune.candidates));
+        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, 3", tune.candidates));
   const DeviceTraits traits = TraitsOf(engine, in.device);
   if (tune.cluster > 1 && !traits.clusters)
     return Status::InvalidArgument(fmt::format(
@@ -212,7 +212,9 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   p.cache_vecs = launch.cache_vecs;
   p.chunk = launch.chunk;
   p.cand_per_warp = cand_per_warp;
-  p.cand_walk = tune.candidates == 2 ? 0 : 1;
+  // The two-pass kernel's forms (kForm* in top_p_candidates.cuh): 2 and 3 are session 4's
+  // first version of the passes, with the one-thread (2) or the one-warp (3) walk, for A/B.
+  p.cand_form = tune.candidates == 2 ? 0 : tune.candidates == 3 ? 1 : 3;
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(batch * launch.cluster);
   cfg.cluster_x = static_cast<uint32_t>(launch.cluster);
