@@ -55,9 +55,9 @@ struct FLASHJIT_API SamplingTuning {
   int64_t cache_bytes = -1;  // shared memory per block caching its slice, 0..163840; -1: chosen
   // Top-p sampling only (ignored by the other ops): 1 two passes over the row (a coarse
   // histogram, then the boundary bin's elements refined in shared memory), 0 the radix select
-  // over the whole row (three histogram passes and a pick pass); -1: chosen. For A/B only: 2 two
-  // passes as first written (float weight tests, the draw walked by one thread), 3 the same with
-  // the draw walked by one warp.
+  // over the whole row (three histogram passes and a pick pass); -1: chosen (two passes wherever
+  // the block has at most 512 threads). For A/B only: 2 two passes as first written (float
+  // weight tests, the draw walked by one thread), 3 the same with the draw walked by one warp.
   int candidates = -1;
 };
 

@@ -190,11 +190,6 @@ TEST_CASE("sampling: candidate regions of the two-pass top-p path", "[sampling]"
   CHECK(SamplingCandidatesPerWarp(64128, 512, 163840) == 320);
   // No room at all: 0 (the radix select runs).
   CHECK(SamplingCandidatesPerWarp(64128, 512, ops::kSamplingMaxDynamicSmem) == 0);
-  // The two-pass path is the default while the batch's rows fit the L2.
-  CHECK(ops::SamplingCandidatesChosen(64, 128256, 4));
-  CHECK(ops::SamplingCandidatesChosen(256, 32000, 4));
-  CHECK(ops::SamplingCandidatesChosen(1, 128256, 4));
-  CHECK_FALSE(ops::SamplingCandidatesChosen(256, 128256, 4));
   // 1024-thread blocks keep the radix select.
   CHECK(SamplingCandidatesPerWarp(128256, 1024, 0) == 0);
 }

@@ -186,15 +186,6 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
   return l;
 }
 
-bool SamplingCandidatesChosen(int64_t rows, int64_t vocab, int elem_bytes) {
-  // Measured on the H200 (2026-11-29, V = 128256 / 32000 fp32, docs/perf/sampling.md, session
-  // 4): with the rows in the 50 MB L2 (B = 64 x 128256, B = 256 x 32000: 32.8 MB) the second
-  // pass reads from L2 and the two-pass path is as fast or faster on every row shape (top-p
-  // B = 64 flat 66.7 -> 58.4 us); at B = 256 x 128256 (131 MB) the second pass reads HBM again
-  // and peaked rows, where the radix select stops after one digit, lose (135 -> 161 us).
-  return rows * vocab * elem_bytes <= 40 * 1000 * 1000;
-}
-
 int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes) {
   // A flat row (softmax of logits with std 1, V = 128256) puts about 3% of its elements into the
   // boundary bin; a sixth of the slice leaves room for rows five times flatter.

@@ -177,10 +177,12 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   spec.cache = launch.cache_vecs > 0 ? 1 : 0;
   const int64_t cache_bytes = static_cast<int64_t>(launch.cache_vecs) * vec * DTypeBytes(in.dtype);
   int cand_per_warp = 0;
-  const bool candidates =
-      tune.candidates >= 1 ||
-      (tune.candidates == -1 && SamplingCandidatesChosen(std::min(batch, rows), vocab,
-                                                         static_cast<int>(DTypeBytes(in.dtype))));
+  // Top-p sampling takes the two-pass path wherever its candidate regions fit (not in 1024-thread
+  // blocks): measured on the H200 (2026-11-29, session 4 round 2, docs/perf/sampling.md) faster
+  // than the radix select on every benchmark shape, B = 1 / 64 / 256 x V = 128256 / 32000, flat
+  // and peaked (B = 256 x 128256, rows 131 MB, past the L2: 178.4 -> 127.9 us flat, 132.0 ->
+  // 97.2 peaked); larger batches are unmeasured.
+  const bool candidates = tune.candidates != 0;
   if (r.filter == SamplingFilter::kTopP && r.output == SamplingOutput::kSample && candidates)
     cand_per_warp = SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes);
   spec.candidates = cand_per_warp > 0 ? 1 : 0;

@@ -73,9 +73,6 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 // per warp and within the shared memory left; 0 when less than 32 per warp fit or the block
 // has 1024 threads (then the radix select over the slice runs instead).
 int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes);
-// Whether top-p sampling takes the two-pass candidate path when options.tuning.candidates is -1:
-// while the `rows` distinct input rows fit the L2 (the second pass then reads them there).
-bool SamplingCandidatesChosen(int64_t rows, int64_t vocab, int elem_bytes);
 // Dynamic shared memory the candidate path reserves beyond the cache.
 constexpr int64_t kSamplingMaxDynamicSmem = 200 * 1024;
 
