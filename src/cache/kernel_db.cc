@@ -304,7 +304,9 @@ Status KernelDb::Clear() {
   if (!writable()) return Status::PermissionDenied(fmt::format("{} is read-only", path_));
   std::lock_guard<std::mutex> lock(mu_);
   if (disabled_ || !db_) return Status::IOError(fmt::format("{} is disabled", path_));
-  return Exec(db_, "DELETE FROM kernels", "clearing the cache");
+  FLASHJIT_RETURN_IF_ERROR(Exec(db_, "DELETE FROM kernels", "clearing the cache"));
+  ReclaimSpaceLocked();
+  return Status::Ok();
 }
 
 }  // namespace flashjit::cache

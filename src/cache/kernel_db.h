@@ -82,6 +82,9 @@ class KernelDb {
   // Bumps use_count and last_used; failures are ignored (best effort on read-only files).
   void Touch(const std::string& key);
   Status Delete(const std::string& key);
+  // Deletes every row. Clear, GarbageCollect and DeleteOtherVersions give the freed pages back to
+  // the file system (VACUUM, then a WAL checkpoint) when they removed something; that step is
+  // best effort (another process reading the file can hold it off) and only logs a warning.
   Status Clear();
   // Every row without cubin and log, ordered by name.
   Result<std::vector<CacheEntry>> List();
@@ -111,6 +114,8 @@ class KernelDb {
   bool RecoverLocked(int rc, const std::string& what);
   Result<std::optional<CacheEntry>> GetLocked(const std::string& key, int* rc);
   Status PutLocked(const CacheEntry& entry, int* rc);
+  // Rewrites the file without its free pages and truncates the WAL. REQUIRES: mu_ held.
+  void ReclaimSpaceLocked();
 
   mutable std::mutex mu_;
   sqlite3* db_;

@@ -129,6 +129,7 @@ Result<int64_t> KernelDb::GarbageCollect(int64_t max_bytes) {
     }
   }
   FLASHJIT_RETURN_IF_ERROR(Exec(db_, "COMMIT", "committing garbage collection"));
+  if (!evict.empty()) ReclaimSpaceLocked();
   return static_cast<int64_t>(evict.size());
 }
 
@@ -143,7 +144,21 @@ Result<int64_t> KernelDb::DeleteOtherVersions(const std::string& lib_version,
                 "nvrtc_version != ?3");
   int rc = del.Bind(1, lib_version).Bind(2, template_hash).Bind(3, nvrtc_version).Step();
   if (rc != SQLITE_DONE) return SqliteError(db_, rc, "pruning kernels of other versions");
-  return static_cast<int64_t>(sqlite3_changes(db_));
+  const int64_t removed = sqlite3_changes(db_);
+  if (removed > 0) ReclaimSpaceLocked();
+  return removed;
+}
+
+void KernelDb::ReclaimSpaceLocked() {
+  for (const char* sql : {"VACUUM", "PRAGMA wal_checkpoint(TRUNCATE)"}) {
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, nullptr) != SQLITE_OK) {
+      log::Warn(
+          "kernel cache {}: {} failed ({}); the removed rows are gone, their space stays "
+          "in the file until the next clean-up",
+          path_, sql, sqlite3_errmsg(db_));
+      return;
+    }
+  }
 }
 
 Result<std::map<std::string, std::string>> KernelDb::ReadMeta() {

@@ -218,12 +218,25 @@ TEST_CASE("engine: cache ls, gc and clear", "[engine]") {
   REQUIRE(rows.ok());
   REQUIRE(rows->size() == 2);
   CHECK((*rows)[0].current);
+  // The file and its WAL: what a removal must give back to the file system.
+  const std::string path = e->config().cache_path;
+  auto file_bytes = [&] {
+    std::error_code ec;
+    const auto wal = std::filesystem::file_size(path + "-wal", ec);
+    return std::filesystem::file_size(path) + (ec ? 0 : wal);
+  };
+  const auto full = file_bytes();
+  const auto half_cubin =
+      static_cast<std::uintmax_t>(std::min((*rows)[0].cubin_size, (*rows)[1].cubin_size) / 2);
   auto evicted = e->GarbageCollectCache((*rows)[0].cubin_size);
   REQUIRE(evicted.ok());
   CHECK(*evicted == 1);
   CHECK(e->ListCache()->size() == 1);
+  const auto one = file_bytes();
+  CHECK(one + half_cubin < full);
   REQUIRE(e->ClearCache().ok());
   CHECK(e->ListCache()->empty());
+  CHECK(file_bytes() + half_cubin < one);
 }
 
 TEST_CASE("engine: cache prune removes only kernels this library cannot serve", "[engine]") {
@@ -256,9 +269,16 @@ TEST_CASE("engine: cache prune removes only kernels this library cannot serve", 
   int current = 0;
   for (const CachedKernel& k : *rows) current += k.current;
   CHECK(current == 1);
+  std::error_code ec;
+  const auto wal_bytes = std::filesystem::file_size(e->config().cache_path + "-wal", ec);
+  const auto file_bytes = std::filesystem::file_size(e->config().cache_path) + (ec ? 0 : wal_bytes);
   auto removed = e->PruneCache();
   REQUIRE(removed.ok());
   CHECK(*removed == 3);
+  // The three rows' pages went back to the file system (and the WAL was truncated).
+  CHECK(std::filesystem::file_size(e->config().cache_path + "-wal", ec) == 0);
+  CHECK(std::filesystem::file_size(e->config().cache_path) + 3 * ((*rows)[0].cubin_size / 2) <
+        file_bytes);
   rows = e->ListCache();
   REQUIRE(rows->size() == 1);
   CHECK((*rows)[0].current);
