@@ -61,6 +61,18 @@ FLASHJIT_DEVICE double BinMass(const RadixHistogram& h, int b, uint32_t key) {
 }
 
 // Keys of weights read through `src`, or keys the source defines itself.
+// Clusters: this thread's share of its block's own mass strictly above scan position q (counted
+// from the top), and at q too when the search ends there (`last`). `own` holds the masses of
+// positions q0 .. q0 + kMaxPer - 1 (0 where a position is not the thread's).
+template <int kMaxPer>
+FLASHJIT_DEVICE double OwnMassAbove(const double (&own)[kMaxPer], int q0, int q, bool last) {
+  double mine = 0;
+#pragma unroll
+  for (int i = 0; i < kMaxPer; ++i)
+    if (q0 + i < q || (last && q0 + i == q)) mine += own[i];
+  return mine;
+}
+
 template <class V, class Src>
 FLASHJIT_DEVICE void KeysOf(const Src& src, const typename Src::Raw& r, uint32_t (&k)[V::kVec],
                             bool& bad) {
@@ -213,11 +225,7 @@ FLASHJIT_DEVICE SelectResult RadixSelect(const SliceView<V, Src>& src, uint32_t 
     const bool whole = c_bin == 1 || (!kByMass && above_count + c_bin == k);
     if constexpr (kCluster > 1 && kWithMass) {
       // This block's mass strictly above the chosen bin, and in it when the search ends here.
-      const bool last = whole || d == 2;
-      double mine = 0;
-#pragma unroll
-      for (int i = 0; i < kMaxPer; ++i)
-        if (q0 + i < q || (last && q0 + i == q)) mine += own[i];
+      const double mine = OwnMassAbove(own, q0, q, whole || d == 2);
       res.local += BlockReduce<kThreads>(mine, s, OpAdd());
     }
     res.key = prefix << shift;

@@ -303,11 +303,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     above_mass += m_above;
     prefix = (prefix << widths[d]) | bin;
     if constexpr (kCluster > 1) {
-      const bool last = whole || d == 2;
-      double mine = 0;
-#pragma unroll
-      for (int i = 0; i < kMaxPer; ++i)
-        if (q0 + i < q || (last && q0 + i == q)) mine += own[i];
+      const double mine = OwnMassAbove(own, q0, q, whole || d == 2);
       res.local += BlockReduce<kThreads>(mine, s, OpAdd());
     }
     res.key = prefix << shift;
