@@ -60,7 +60,19 @@ FLASHJIT_DEVICE double BinMass(const RadixHistogram& h, int b, uint32_t key) {
   return sig * __longlong_as_double(scale_bits);
 }
 
-// Keys of weights read through `src`, or keys the source defines itself.
+// Clusters: the masses of the bins at positions q0 .. q0 + per - 1 (counted from the top) of
+// this block's own histogram, read before the merge overwrites them; 0 past `per` or `bins`.
+template <int kMaxPer>
+FLASHJIT_DEVICE void OwnBinMasses(const RadixHistogram& h, int bins, int q0, int per, uint32_t base,
+                                  int shift, double (&own)[kMaxPer]) {
+#pragma unroll
+  for (int i = 0; i < kMaxPer; ++i) {
+    const int b = bins - 1 - (q0 + i);
+    own[i] =
+        i < per && q0 + i < bins ? BinMass(h, b, base | (static_cast<uint32_t>(b) << shift)) : 0.0;
+  }
+}
+
 // Clusters: this thread's share of its block's own mass strictly above scan position q (counted
 // from the top), and at q too when the search ends there (`last`). `own` holds the masses of
 // positions q0 .. q0 + kMaxPer - 1 (0 where a position is not the thread's).
@@ -73,6 +85,7 @@ FLASHJIT_DEVICE double OwnMassAbove(const double (&own)[kMaxPer], int q0, int q,
   return mine;
 }
 
+// Keys of weights read through `src`, or keys the source defines itself.
 template <class V, class Src>
 FLASHJIT_DEVICE void KeysOf(const Src& src, const typename Src::Raw& r, uint32_t (&k)[V::kVec],
                             bool& bad) {
@@ -137,15 +150,7 @@ FLASHJIT_DEVICE SelectResult RadixSelect(const SliceView<V, Src>& src, uint32_t 
     // the block knows its share of the kept mass without another pass over its slice.
     constexpr int kMaxPer = kRadixBins / kThreads > 0 ? kRadixBins / kThreads : 1;
     double own[kCluster > 1 && kWithMass ? kMaxPer : 1];
-    if constexpr (kCluster > 1 && kWithMass) {
-#pragma unroll
-      for (int i = 0; i < kMaxPer; ++i) {
-        const int b = bins - 1 - (q0 + i);
-        own[i] = i < per && q0 + i < bins
-                     ? BinMass(h, b, base | (static_cast<uint32_t>(b) << shift))
-                     : 0.0;
-      }
-    }
+    if constexpr (kCluster > 1 && kWithMass) OwnBinMasses(h, bins, q0, per, base, shift, own);
     if constexpr (kCluster > 1) {
       ClusterSync();  // every block's histogram is complete
       const int part = bins / kCluster;

@@ -137,13 +137,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     constexpr int kMaxPer = kRadixBins / kThreads > 0 ? kRadixBins / kThreads : 1;
     double own[kCluster > 1 ? kMaxPer : 1];
     if constexpr (kCluster > 1) {
-#pragma unroll
-      for (int i = 0; i < kMaxPer; ++i) {
-        const int b = bins - 1 - (q0 + i);
-        own[i] = i < per && q0 + i < bins
-                     ? BinMass(h, b, base | (static_cast<uint32_t>(b) << shift))
-                     : 0.0;
-      }
+      OwnBinMasses(h, bins, q0, per, base, shift, own);
       ClusterSync();  // every block's histogram is complete
       const int part = bins / kCluster;
       const int first = static_cast<int>(ClusterCtaRank()) * part;
