@@ -84,7 +84,10 @@ struct LogitRow {
   }
 };
 
-// Logits as order-preserving keys (for top-k masking); NaN is the smallest key and bad.
+// Logits as order-preserving keys (for top-k masking); NaN is the smallest key and bad. -0.0
+// and +0.0 are the same logit and get the same key (0x80000000): otherwise -0.0 would rank below
+// +0.0 and a top-k boundary among zeros of both signs would drop the negative ones, which the
+// reference keeps as ties.
 template <class V>
 struct LogitKeyRow {
   using T = typename V::DType;
@@ -95,7 +98,8 @@ struct LogitKeyRow {
 #pragma unroll
     for (int j = 0; j < V::kVec; ++j) {
       const float x = ToFloat(r.v[j]);
-      const uint32_t b = __float_as_uint(x);
+      const uint32_t raw = __float_as_uint(x);
+      const uint32_t b = raw == 0x80000000u ? 0u : raw;  // -0.0 as +0.0
       const bool nan = x != x;
       bad |= nan;
       k[j] = nan ? 0u : (b & 0x80000000u ? ~b : b | 0x80000000u);

@@ -1,5 +1,5 @@
 // Renorm, mask and softmax against double-precision references, over shapes up to V = 128256,
-// with per-row k / p, ties, and poisoned outputs.
+// with per-row k / p, ties (signed zeros among the mask's), and poisoned outputs.
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
@@ -80,6 +80,15 @@ void RunMask(DType dtype, int64_t batch, int64_t vocab, std::mt19937& rng) {
   for (auto& k : ks)
     k = static_cast<int32_t>(std::uniform_int_distribution<int64_t>(1, vocab)(rng));
   ks[0] = 1;
+  // Row 2: the k-th largest logit is a zero, with -0.0 and +0.0 among the tied zeros. They are the
+  // same logit, so every zero is kept (keyed apart, the -0.0s would be dropped).
+  if (batch > 2) {
+    float* row = logits.data() + 2 * vocab;
+    for (int i = 0; i < 16; ++i) row[40 + i] = i % 2 ? 0.f : -0.f;
+    int positives = 0;
+    for (int64_t i = 0; i < vocab; ++i) positives += row[i] > 0.f;
+    ks[2] = positives + 3;
+  }
   std::vector<double> held;  // what the device holds
   DeviceBuffer din;
   if (dtype == DType::kF32) {
