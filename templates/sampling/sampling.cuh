@@ -128,6 +128,9 @@ __device__ void sample_rows(const SamplingParams& p) {
                                  reinterpret_cast<uint32_t*>(sampling_cache + cache_bytes) +
                                      static_cast<int64_t>(V::kThreads / 32) * p.cand_per_warp,
                                  p.cand_per_warp};
+  // Pass 1's lane-private window: the regions' memory (at least kLaneWindowBytes).
+  const LaneWindow window{regions.key, regions.key + kLaneWindowBins * 32,  // TopPSelect: kWinLo
+                          LaneWindowFirstBin<V>(p.vocab)};
   TopPSelection top_p_sel;
   // kCluster blocks per row (a cluster); block `rank` owns elements [begin, end).
   const int rank = kCluster > 1 ? static_cast<int>(ClusterCtaRank()) : 0;
@@ -170,7 +173,7 @@ __device__ void sample_rows(const SamplingParams& p) {
     scale = 1.4426950408889634f / temperature;
     if constexpr (V::kCandidates) {
       top_p_sel = TopPSelect<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p, hist, scratch,
-                                slots, cand_state, regions, p.cand_form);
+                                slots, cand_state, regions, p.cand_form, window);
       sel = top_p_sel.sel;
     } else {
       sel = FilterRow<V>(keys.With(LogitRow<V>{in, logit_max, scale}), k, top_p, min_p, hist,
@@ -179,7 +182,7 @@ __device__ void sample_rows(const SamplingParams& p) {
     bad |= logit_bad || sel.bad || !(sel.mass > 0);
   } else if constexpr (V::kCandidates) {
     top_p_sel = TopPSelect<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), top_p,
-                              hist, scratch, slots, cand_state, regions, p.cand_form);
+                              hist, scratch, slots, cand_state, regions, p.cand_form, window);
     sel = top_p_sel.sel;
     bad |= sel.bad || !(sel.mass > 0);
   } else {

@@ -5,6 +5,18 @@
 
 namespace flashjit::sampling {
 
+// SamplingParams::cand_form of the two-pass top-p kernel (top_p_candidates.cuh), bit by bit:
+// the default sets all three; A/B clears some.
+constexpr int kFormWarpWalk = 1;    // the draw's walk by the holder's warp, not the holder alone
+constexpr int kFormBits = 2;        // passes 1 and 2 on weight bits tested as integers
+constexpr int kFormLaneWindow = 4;  // with kFormBits: pass 1 into lane-private window bins
+
+// Bins of the two-pass top-p kernel's lane-private window (top_p_candidates.cuh: LaneWindow): two
+// arrays of kLaneWindowBins x 32 words, kept in the candidate regions' memory, which the host
+// sizes to at least kLaneWindowBytes.
+constexpr int kLaneWindowBins = 128;
+constexpr int kLaneWindowBytes = kLaneWindowBins * 32 * 4 * 2;
+
 // One block (or one cluster of V::kCluster blocks) per output row r. The input row is indices[r]
 // when `indices` is set, else r. Per-row arrays (k, p, min_p, temperature) are indexed by the
 // output row and override the scalars when non-null. seed/offset are read from device memory when
@@ -35,7 +47,7 @@ struct SamplingParams {
   int32_t cache_vecs;     // vectors of its slice each block keeps in dynamic shared memory
   int64_t chunk;          // elements per block when a cluster of blocks shares a row
   int32_t cand_per_warp;  // kCandidates: entries of each warp's candidate region
-  int32_t cand_form;      // kCandidates: kForm* bits (top_p_candidates.cuh); 0 for A/B only
+  int32_t cand_form;      // kCandidates: kForm* bits (top_p_candidates.cuh); fewer for A/B only
 };
 FLASHJIT_CHECK_PARAMS(SamplingParams, 176);
 

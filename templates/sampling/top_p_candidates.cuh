@@ -19,7 +19,9 @@
 //
 // Passes 1 and 2 read probabilities as bit patterns tested as integers (kFormBits: about 13
 // instead of 18 instructions per element in pass 1, 10 instead of 14 in pass 2, NVRTC sm_90a):
-// the same weights, keys, bins and masses as the float tests.
+// the same weights, keys, bins and masses as the float tests. Pass 1 adds into lane-private
+// copies of the bins where a row's bulk lies (kFormLaneWindow, LaneWindow below): no bank
+// conflicts between the lanes of a warp there.
 //
 // A warp region that overflows (very many weights in one bin, e.g. a uniform row) makes every
 // block of the cluster run digits 2 and 3 over its slice and draw with PickIndex, as before.
@@ -28,14 +30,59 @@
 
 #include "sampling/pick.cuh"
 #include "sampling/radix_select.cuh"
+#include "sampling/sampling_params.cuh"
 
 namespace flashjit::sampling {
 
 constexpr int kCandidateShift = 20;  // the first digit: key bits 30..20
 
-// SamplingParams::cand_form, bit by bit (the default sets both; A/B clears them):
-constexpr int kFormWarpWalk = 1;  // the draw's walk by the holder's warp, not the holder alone
-constexpr int kFormBits = 2;      // passes 1 and 2 on weight bits tested as integers (WeightBits)
+// SamplingParams::cand_form: the kForm* bits (sampling_params.cuh).
+
+// Pass 1's lane-private window (kFormLaneWindow): kLaneWindowBins bins (sampling_params.cuh) of
+// 16 exponents where a row's bulk lies, one copy per lane: bin w of lane l at [w * 32 + l], so
+// a warp's 32 atomics fall into 32 different banks whatever bins its lanes hit (the shared
+// histogram's random scatter conflicted: 58 % excess wavefronts on flat rows). It lives in the
+// candidate regions' memory, unused until pass 2. Weights outside the window go to the shared
+// histogram as before. The sums are the same integers, so the histogram is the same.
+struct LaneWindow {
+  uint32_t* hi;    // [kLaneWindowBins * 32]
+  uint32_t* lo;    // [kLaneWindowBins * 32]
+  uint32_t first;  // the window's first bin (key bits 30..20)
+};
+
+// red.shared.add.u32 at a shared-memory address: the window and the shared histogram are
+// different arrays (dynamic and static shared memory), and a select between two generic
+// pointers would not promise the shared-memory atomic.
+FLASHJIT_DEVICE void RedSharedAdd(uint32_t addr, uint32_t v) {
+  asm volatile("red.shared.add.u32 [%0], %1;" : : "r"(addr), "r"(v) : "memory");
+}
+
+// The sum of x over the warp (every lane gets it): redux.sync on sm_80+, a butterfly before.
+FLASHJIT_DEVICE uint32_t WarpSumU32(uint32_t x) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(0xffffffffu, x);
+#else
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+#endif
+}
+
+// The window's first bin: probabilities (mean 1 / vocab) get the 16 exponents from about
+// 2^-9 / vocab up to 2^7 / vocab; softmax weights of logits (largest exactly 1) get 2^-15 .. 1.
+template <class V>
+FLASHJIT_DEVICE uint32_t LaneWindowFirstBin(int64_t vocab) {
+  int first_exp;
+  if constexpr (V::kInput == 1) {
+    first_exp = 127 - 15;
+  } else {
+    const int log2_ceil = 64 - __clzll(vocab > 1 ? vocab - 1 : 1);
+    first_exp = 127 - log2_ceil - 9;
+  }
+  constexpr int kExps = kLaneWindowBins >> 3;
+  first_exp = first_exp < 0 ? 0 : (first_exp > 256 - kExps ? 256 - kExps : first_exp);
+  return static_cast<uint32_t>(first_exp) << 3;
+}
 
 struct CandidateState {
   uint32_t count[32];  // elements of b0 each warp found (its region holds min(count, per_warp))
@@ -61,7 +108,8 @@ FLASHJIT_DEVICE uint32_t CandidateKey(float w) { return __float_as_uint(w) & 0x7
 template <class V, class Src>
 FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, RadixHistogram& h,
                                          BlockScratch& s, ClusterSlots& cs, CandidateState& cst,
-                                         const CandidateRegions& cr, int form) {
+                                         const CandidateRegions& cr, int form,
+                                         const LaneWindow& win) {
   constexpr int kThreads = V::kThreads, kCluster = V::kCluster, kVec = V::kVec;
   static_assert(kCluster == 1 || kThreads >= 256, "cluster variants need >= 256 threads");
   const int shifts[3] = {kCandidateShift, 10, 0};
@@ -79,6 +127,13 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     const uint32_t base = d == 0 ? 0u : prefix << hi_shift;
     __syncthreads();  // the previous digit may still read the histogram
     for (int b = threadIdx.x; b < bins; b += kThreads) h.count[b] = h.sig_hi[b] = h.sig_lo[b] = 0;
+    const bool windowed = d == 0 && (form & kFormBits) && (form & kFormLaneWindow);
+    if (windowed) {
+      for (int i = threadIdx.x; i < kLaneWindowBins * 32 / 4; i += kThreads) {
+        reinterpret_cast<uint4*>(win.hi)[i] = make_uint4(0u, 0u, 0u, 0u);
+        reinterpret_cast<uint4*>(win.lo)[i] = make_uint4(0u, 0u, 0u, 0u);
+      }
+    }
     __syncthreads();
     // The first digit needs no counts (two shared atomics per element instead of three): empty
     // bins are those without mass, and the boundary bin's size comes from pass 2.
@@ -89,7 +144,41 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
       atomicAdd(&h.sig_hi[b], sig >> 12);
       atomicAdd(&h.sig_lo[b], sig & 0xFFFu);
     };
-    if (d == 0 && (form & kFormBits)) {
+    if (windowed) {
+      // As below, but each weight's two halves go into its lane's copy of a window bin, or
+      // (outside the window) into the shared histogram. Shared-memory byte addresses: this
+      // lane's copy of window bin 0 and the histogram's high halves; each low half lies a fixed
+      // distance after its high half (win.lo = win.hi + kLaneWindowBins * 32, sig_lo = sig_hi +
+      // kRadixBins).
+      const uint32_t win_lane = static_cast<uint32_t>(__cvta_generic_to_shared(win.hi + lane));
+      const uint32_t hist_hi = static_cast<uint32_t>(__cvta_generic_to_shared(h.sig_hi));
+      constexpr uint32_t kWinLo = kLaneWindowBins * 32 * 4, kHistLo = kRadixBins * 4;
+      ForEachVec(src, [&](int64_t, const typename Src::Raw& r) {
+        uint32_t k[kVec];
+        src.WeightBits(r, k, bad_bits);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          const uint32_t b = k[j] >> kCandidateShift, t = k[j] >> 12;
+          const uint32_t w = b - win.first;  // past the window: >= kLaneWindowBins (unsigned)
+          const bool in = w < static_cast<uint32_t>(kLaneWindowBins);
+          const uint32_t at_hi = in ? win_lane + w * 128 : hist_hi + b * 4;
+          const uint32_t at_lo = at_hi + (in ? kWinLo : kHistLo);
+          RedSharedAdd(at_hi, (t & 0x7FFu) | (min(t, 0x800u) & 0x800u));
+          RedSharedAdd(at_lo, k[j] & 0xFFFu);
+        }
+      });
+      __syncthreads();
+      // The window's bins: warp by warp, the 32 lane copies summed (fixed order: the same
+      // integers), into the shared histogram, whose window bins nothing else wrote.
+      for (int wb = warp; wb < kLaneWindowBins; wb += kThreads / 32) {
+        const uint32_t hi = WarpSumU32(win.hi[wb * 32 + lane]);
+        const uint32_t lo = WarpSumU32(win.lo[wb * 32 + lane]);
+        if (lane == 0) {
+          h.sig_hi[win.first + wb] = hi;
+          h.sig_lo[win.first + wb] = lo;
+        }
+      }
+    } else if (d == 0 && (form & kFormBits)) {
       // Bits at most 0x7F7FFFFF: the bin needs no mask, and a bin's significand high half is
       // (t & 0x7FF) | 0x800 for normal weights, t for subnormal ones (t = bits >> 12 < 0x800).
       ForEachVec(src, [&](int64_t, const typename Src::Raw& r) {

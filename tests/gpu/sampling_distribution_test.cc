@@ -59,8 +59,8 @@ void CheckDistribution(const std::string& what, DType dtype, const DeviceBuffer&
   o.tuning = tuning;
   Status s = launch(TensorView::Contiguous(din.data(), dtype, {1, vocab}),
                     TensorView::Contiguous(dout.data(), DType::kI32, {draws}), o);
-  INFO(fmt::format("{} (cluster {}, cache {}): {}", what, tuning.cluster, tuning.cache_bytes,
-                   s.ToString()));
+  INFO(fmt::format("{} (cluster {}, cache {}, threads {}): {}", what, tuning.cluster,
+                   tuning.cache_bytes, tuning.threads, s.ToString()));
   REQUIRE(s.ok());
   Synchronize();
   if (DryRun()) return;
@@ -271,11 +271,13 @@ TEST_CASE("cluster-split rows draw from the exact filtered distribution", "[gpu]
 
 // Top-p sampling has two kernels: two passes with the boundary bin refined in shared memory
 // (the default) and the radix select over the whole slice (options.tuning.candidates = 0).
-// Both on an ordinary row (the two-pass kernel also in its A/B forms, candidates 2 and 3: the
-// passes as first written, the draw walked by one thread or one warp) and on the same row scaled
-// into subnormal numbers; and the two-pass kernel on nearly uniform rows, whose boundary bin (key
-// bits 30..20) holds most of the row and overflows the candidate regions: it must fall back to
-// the radix select over the slice and still draw exactly.
+// Both on an ordinary row (the two-pass kernel also in its A/B forms, candidates 2, 3 and 4: the
+// passes as first written, the draw walked by one thread or one warp, and pass 1 without its
+// lane-private window) and on the same row scaled into subnormal numbers (outside the window);
+// and the two-pass kernel on nearly uniform rows, whose boundary bin (key bits 30..20) holds most
+// of the row and overflows the candidate regions: it must fall back to the radix select over the
+// slice and still draw exactly. One block per row runs in 256-thread blocks (2^20 rows: two rows
+// per SM, the default for more rows than SMs) and, for the default form, in 512-thread ones.
 TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact distribution",
           "[gpu][sampling]") {
   std::mt19937 rng(Seed());
@@ -308,6 +310,7 @@ TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact dist
         Case{"ordinary, two passes", &ordinary, 0.5f, 1},
         Case{"ordinary, two passes as first written", &ordinary, 0.5f, 2},
         Case{"ordinary, two passes, first form with one-warp walk", &ordinary, 0.5f, 3},
+        Case{"ordinary, two passes without the lane window", &ordinary, 0.5f, 4},
         Case{"nearly uniform, two passes as first written (overflow)", &uniform, 0.6f, 2},
         Case{"nearly uniform, two passes (overflow)", &uniform, 0.6f, 1},
         Case{"nearly uniform, radix select", &uniform, 0.6f, 0},
@@ -315,7 +318,9 @@ TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact dist
         Case{"tiny (subnormal), radix select", &tiny, 0.5f, 0}}) {
     const std::vector<double> w = ref::SanitizeProbs(*c.row);
     DeviceBuffer din = UploadVector(*c.row);
-    for (SamplingTuning t : {SamplingTuning{8, -1}, SamplingTuning{2, 0}, SamplingTuning{1, 0}}) {
+    for (SamplingTuning t : {SamplingTuning{8, -1}, SamplingTuning{2, 0}, SamplingTuning{1, 0},
+                             SamplingTuning{1, 0, -1, 512}}) {
+      if (t.threads == 512 && c.candidates != 1) continue;
       t.candidates = c.candidates;
       CheckDistribution(
           fmt::format("top_p {} {}", c.p, c.name), DType::kF32, din,

@@ -122,11 +122,24 @@ TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
                     "options.tuning.cache_bytes");
   }
-  for (int c : {-2, 4}) {
+  for (int c : {-2, 5}) {
     SamplingOptions o;
     o.tuning.candidates = c;
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
                     "options.tuning.candidates");
+  }
+  for (int t : {-1, 16, 48, 2048}) {
+    SamplingOptions o;
+    o.tuning.threads = t;
+    f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
+                    "options.tuning.threads");
+  }
+  {
+    SamplingOptions o;
+    o.tuning.cluster = 2;
+    o.tuning.threads = 128;
+    f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
+                    "options.tuning.threads");
   }
   SamplingOptions o;
   o.tuning = {8, 0};

@@ -119,6 +119,28 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 3;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
+      // A/B of session 5: the two-pass kernel without pass 1's lane-private window
+      // (candidates 4), in 512-thread blocks (threads 512: where the default takes 256-thread
+      // blocks, two rows per SM, i.e. B = 256), and both (session 4's default).
+      {"top_p0.9_2pass_r2",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 4;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
+      {"top_p0.9_t512",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.threads = 512;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
+      {"top_p0.9_2pass_r2_t512",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 4;
+         two.tuning.threads = 512;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
   };
 }
 

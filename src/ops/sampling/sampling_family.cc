@@ -78,8 +78,14 @@ const spec::OpFamily* SamplingFamily() {
           s["vec"].get<int>(), s["output"].get<std::string>() == "mask", s["cluster"].get<int>(),
           // One block per SM for every variant: the chooser splits rows only while the blocks
           // do not outnumber half the SMs, and a 64-register cap for two blocks per SM made the
-          // pipelined passes of cluster variants spill.
-          1, s["cache"].get<bool>(), s["candidates"].get<bool>());
+          // pipelined passes of cluster variants spill. Except the two-pass top-p kernel in
+          // 256-thread blocks of one row each: the chooser runs it for more rows than SMs, two
+          // rows per SM, with the same 128 registers per thread as a 512-thread block.
+          s["candidates"].get<bool>() && s["threads"].get<int>() == 256 &&
+                  s["cluster"].get<int>() == 1
+              ? 2
+              : 1,
+          s["cache"].get<bool>(), s["candidates"].get<bool>());
     };
     return f;
   }();

@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -145,9 +146,14 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     return Status::InvalidArgument(
         fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
                     tune.cache_bytes, kSamplingMaxCacheBytes));
-  if (tune.candidates < -1 || tune.candidates > 3)
+  if (tune.candidates < -1 || tune.candidates > 4)
     return Status::InvalidArgument(fmt::format(
-        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, 3", tune.candidates));
+        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, 3, 4", tune.candidates));
+  if (tune.threads != 0 &&
+      (tune.threads < 32 || tune.threads > 1024 || (tune.threads & (tune.threads - 1)) != 0))
+    return Status::InvalidArgument(
+        fmt::format("options.tuning.threads: {}; allowed: 0 (chosen), 32, 64, 128, 256, 512, 1024",
+                    tune.threads));
   const DeviceTraits traits = TraitsOf(engine, in.device);
   if (tune.cluster > 1 && !traits.clusters)
     return Status::InvalidArgument(fmt::format(
@@ -165,9 +171,25 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   spec.filter = r.filter;
   spec.output = r.output;
   spec.vec = static_cast<uint8_t>(vec);
-  const SamplingLaunch launch =
+  SamplingLaunch launch =
       ChooseSamplingLaunch(vocab, vec, static_cast<int>(DTypeBytes(in.dtype)), batch,
                            traits.clusters, traits.sms, tune.cluster, tune.cache_bytes);
+  const bool candidates = tune.candidates != 0;
+  const bool top_p_sample =
+      r.filter == SamplingFilter::kTopP && r.output == SamplingOutput::kSample;
+  if (tune.threads > 0) {
+    if (launch.cluster > 1 && tune.threads < 256)
+      return Status::InvalidArgument(
+          fmt::format("options.tuning.threads: {} with {} blocks per row; clusters need >= 256",
+                      tune.threads, launch.cluster));
+    launch.threads = tune.threads;
+  } else if (top_p_sample && candidates && launch.cluster == 1 && launch.threads == 512 &&
+             batch > (traits.sms > 0 ? traits.sms : 132)) {
+    // More rows than SMs: 256-thread blocks (compiled for two per SM), so that two rows share
+    // an SM and one row's barriers and scans overlap the other's passes, instead of two waves
+    // of one row per SM.
+    launch.threads = 256;
+  }
   if (batch * launch.cluster > 0x7fffffff)
     return Status::InvalidArgument(
         fmt::format("{}: {} rows x {} blocks per row exceed the grid limit 2^31-1", in_name, batch,
@@ -182,8 +204,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // than the radix select on every benchmark shape, B = 1 / 64 / 256 x V = 128256 / 32000, flat
   // and peaked (B = 256 x 128256, rows 131 MB, past the L2: 178.4 -> 127.9 us flat, 132.0 ->
   // 97.2 peaked); larger batches are unmeasured.
-  const bool candidates = tune.candidates != 0;
-  if (r.filter == SamplingFilter::kTopP && r.output == SamplingOutput::kSample && candidates)
+  if (top_p_sample && candidates)
     cand_per_warp = SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes);
   spec.candidates = cand_per_warp > 0 ? 1 : 0;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
@@ -214,18 +235,27 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   p.cache_vecs = launch.cache_vecs;
   p.chunk = launch.chunk;
   p.cand_per_warp = cand_per_warp;
-  // The two-pass kernel's forms (kForm* in top_p_candidates.cuh): 2 and 3 are session 4's
-  // first version of the passes, with the one-thread (2) or the one-warp (3) walk, for A/B.
-  p.cand_form = tune.candidates == 2 ? 0 : tune.candidates == 3 ? 1 : 3;
+  // The two-pass kernel's forms (kForm* in sampling_params.cuh): 2 and 3 are session 4's
+  // first version of the passes, with the one-thread (2) or the one-warp (3) walk, 4 its final
+  // version (no lane-private window), for A/B. The window only pays on long slices.
+  const bool lane_window = tune.candidates != 4 && launch.chunk >= kSamplingLaneWindowMinChunk;
+  p.cand_form = tune.candidates == 2   ? 0
+                : tune.candidates == 3 ? sampling::kFormWarpWalk
+                                       : sampling::kFormWarpWalk | sampling::kFormBits |
+                                             (lane_window ? sampling::kFormLaneWindow : 0);
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(batch * launch.cluster);
   cfg.cluster_x = static_cast<uint32_t>(launch.cluster);
   cfg.block_x = spec.threads;
-  // The slice cache (vectors of the input element type), then the candidate regions.
+  // The slice cache (vectors of the input element type), then the candidate regions, which
+  // hold pass 1's lane-private window before pass 2 fills them.
+  const int64_t regions = int64_t{8} * (launch.threads / 32) * cand_per_warp;
   cfg.dynamic_smem = static_cast<uint32_t>(
-      cand_per_warp > 0
-          ? (cache_bytes + 15) / 16 * 16 + int64_t{8} * (launch.threads / 32) * cand_per_warp
-          : cache_bytes);
+      cand_per_warp > 0 ? (cache_bytes + 15) / 16 * 16 +
+                              ((p.cand_form & sampling::kFormLaneWindow)
+                                   ? std::max<int64_t>(regions, sampling::kLaneWindowBytes)
+                                   : regions)
+                        : cache_bytes);
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(o.stream));
 }
 
