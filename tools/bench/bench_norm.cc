@@ -6,6 +6,7 @@
 // isolated op, including the ~4.5 µs host enqueue of the launch when the GPU is idle), and,
 // for the large shapes, `b2b` = 20 calls back to back between two events, per call (the
 // kernel's own duration plus the gap between consecutive kernels).
+#include <dlfcn.h>
 #include <flashjit/norm.h>
 #include <fmt/format.h>
 
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "src/ops/norm/norm_run.h"
+#include "src/runtime/driver.h"
 #include "tools/bench/bench_util.h"
 #include "tools/bench/norm_sweep.h"
 
@@ -46,6 +48,9 @@ void Check(const Status& s) {
 }
 
 std::string Describe(const ops::NormSpec& s) {
+  if (s.bulk)
+    return fmt::format("t{} i{} bulk{} st{}{}", s.threads, s.items, s.bulk == 2 ? " copy" : "",
+                       s.stages, s.streaming ? "" : " no-cs");
   return fmt::format("t{} r{} i{}{}{}{}{}", s.threads, s.rows, s.items, s.prefetch ? " pf" : "",
                      s.grid_stride ? " gs" : "", s.wprefetch ? " wp" : "",
                      s.streaming ? "" : " no-cs");
@@ -87,10 +92,12 @@ void Bench(Engine& engine, K kind, int64_t rows, int64_t heads, int64_t dim,
                                   11, 2) /
                                   kBatch
                             : 0;
-  const char* name = fused ? "fused_add_rmsnorm" : (layer ? "layernorm" : "rmsnorm");
+  const bool copy = force && force->bulk == 2;  // bulk copy mode: out = x
+  const char* name =
+      copy ? "bulk_copy" : (fused ? "fused_add_rmsnorm" : (layer ? "layernorm" : "rmsnorm"));
   const std::string shape =
       heads ? fmt::format("bf16 {}x{}x{}", rows, heads, dim) : fmt::format("bf16 {}x{}", rows, dim);
-  const double moved = (fused ? 4.0 : 2.0) * bytes + dim * (layer ? 8 : 2);
+  const double moved = (fused ? 4.0 : 2.0) * bytes + (copy ? 0 : dim * (layer ? 8 : 2));
   const ops::NormSpec chosen =
       force ? *force
             : ops::ChooseNorm(kind, kDt, wdt, dim, 8, /*gemma=*/false, rows * (heads ? heads : 1));
@@ -98,6 +105,47 @@ void Bench(Engine& engine, K kind, int64_t rows, int64_t heads, int64_t dim,
   if (b2b && us_b2b > 0)
     note += fmt::format("  b2b {:.2f} us {:.3f} TB/s", us_b2b, moved / (us_b2b * 1e-6) / 1e12);
   bench::Report(name, shape, us, moved, 0, note);
+}
+
+// The ordinary copy of `bytes` (cuMemcpyDtoDAsync, the driver's copy kernel), timed the same two
+// ways: the ceiling of loads and stores for a norm that reads and writes `bytes`.
+void BenchCopy(size_t bytes, const std::string& what) {
+  using CopyFn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  if (bench::DryRun()) return;
+  // The driver table (src/runtime/driver.h) has no device-to-device copy: take it from libcuda.
+  static CopyFn copy = [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW);
+    return lib ? reinterpret_cast<CopyFn>(dlsym(lib, "cuMemcpyDtoDAsync_v2")) : nullptr;
+  }();
+  if (!copy) {
+    fmt::print("device_copy: cuMemcpyDtoDAsync_v2 not found in libcuda.so.1, not timed\n");
+    return;
+  }
+  const void* src = Buffers(0, 1, bytes)[0];
+  void* dst = Buffers(1, 1, bytes)[0];
+  auto call = [&](int) {
+    if (CUresult rc = copy(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
+                           bytes, nullptr);
+        rc != CUDA_SUCCESS)
+      throw std::runtime_error(runtime::CudaStatus(rc, "cuMemcpyDtoDAsync").ToString());
+  };
+  const double us = bench::MedianMicros(call);
+  const double b2b = bench::BackToBackMicros(call);
+  bench::Report("device_copy", what, us, 2.0 * bytes, 0,
+                "cuMemcpyDtoDAsync" + bench::BackToBackNote(b2b, 2.0 * bytes));
+}
+
+// rmsnorm 8192x8192: the default, the bulk kernel, the same bulk machinery as a pure copy and
+// the driver's copy of the same bytes, adjacent (then the default again).
+void BulkAB(Engine& engine) {
+  for (int stages : {2, 3}) {
+    const ops::NormSpec bulk = bench::BulkKnob(256, 4, stages).Spec();
+    const ops::NormSpec copy = bench::BulkKnob(256, 4, stages, 2).Spec();
+    Bench(engine, K::kRms, 8192, 0, 8192, &bulk, true);
+    Bench(engine, K::kRms, 8192, 0, 8192, &copy, true);
+  }
+  BenchCopy(size_t{8192} * 8192 * 2, "rmsnorm 8192x8192's bytes (2 x 134.2 MB)");
+  Bench(engine, K::kRms, 8192, 0, 8192, nullptr, true);
 }
 
 }  // namespace
@@ -117,6 +165,7 @@ int main(int argc, char** argv) {
   Bench(engine, K::kFusedAdd, 8192, 0, 8192, nullptr, true);
   Bench(engine, K::kLayer, 64, 0, 8192);
   Bench(engine, K::kLayer, 8192, 0, 8192, nullptr, true);
+  BulkAB(engine);
   if (!sweep) return 0;
   // Alternatives (tools/bench/norm_sweep.h), each checked by tests/gpu/norm_variants_test.cc.
   for (const bench::NormSweepCase& c : bench::NormSweep())

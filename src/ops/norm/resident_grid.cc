@@ -24,13 +24,14 @@ int SmCount(int device) {
 
 }  // namespace
 
-uint32_t ResidentGrid(const runtime::Kernel& kernel, int entry, int block_threads, int64_t work) {
+uint32_t ResidentGrid(const runtime::Kernel& kernel, int entry, int block_threads, int64_t work,
+                      int dynamic_smem) {
   const int64_t cap = std::min<int64_t>(work, 0x7fffffff);
   if (!kernel.loaded() || block_threads <= 0) return static_cast<uint32_t>(cap);
   const int sms = SmCount(kernel.device());
   if (sms <= 0) return static_cast<uint32_t>(cap);
   const int regs = kernel.resources(entry).registers;
-  const int smem = kernel.resources(entry).static_smem;
+  const int smem = kernel.resources(entry).static_smem + std::max(dynamic_smem, 0);
   // Hopper: 64K registers (allocated per warp in units of 256), 2048 threads, 32 blocks and
   // 228 KB of shared memory per SM (1 KB reserved per block).
   const int warps = (block_threads + 31) / 32;

@@ -12,6 +12,8 @@ namespace flashjit::ops {
 // The grid for `work` equal units when each block takes units g, g + grid, ...: at most one
 // wave of resident blocks, and every block gets the same number of units (±1). Returns `work`
 // (capped to 2^31 - 1) for kernels that are not loaded (dry run) or when the query fails.
-uint32_t ResidentGrid(const runtime::Kernel& kernel, int entry, int block_threads, int64_t work);
+// `dynamic_smem`: the launch's dynamic shared memory per block (bytes).
+uint32_t ResidentGrid(const runtime::Kernel& kernel, int entry, int block_threads, int64_t work,
+                      int dynamic_smem = 0);
 
 }  // namespace flashjit::ops
