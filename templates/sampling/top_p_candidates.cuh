@@ -119,8 +119,8 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
   SelectResult& res = out.sel;
   uint32_t prefix = 0;
   double above_mass = 0, target = 0, b0_count = 0;
-  bool bad = false;
-  uint32_t bad_bits = 0;  // kFormBits: the invalid weights' bit patterns
+  bool bad = false, bad_known = false;  // bad_known: res.bad reduced with pass 2's flags
+  uint32_t bad_bits = 0;                // kFormBits: the invalid weights' bit patterns
   for (int d = 0; d < 3; ++d) {
     const int shift = shifts[d], bins = 1 << widths[d];
     const int hi_shift = shift + widths[d];
@@ -230,19 +230,39 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
       ClusterSync();  // every block's histogram is complete
       const int part = bins / kCluster;
       const int first = static_cast<int>(ClusterCtaRank()) * part;
-      for (int b = first + threadIdx.x; b < first + part; b += kThreads) {
-        uint32_t c = 0, hi = 0, lo = 0;
-#pragma unroll 2
-        for (int r = 0; r < kCluster; ++r) {
-          if (d > 0) c += LdSharedClusterU32(MapaSharedCluster(&h.count[b], r));
-          hi += LdSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r));
-          lo += LdSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r));
+      if (form & kFormClusterLean) {
+        // The same sums, every block's values of a bin in flight at once (fully unrolled: one
+        // distributed-shared-memory round trip per bin instead of kCluster / 2).
+        for (int b = first + threadIdx.x; b < first + part; b += kThreads) {
+          uint32_t c = 0, hi = 0, lo = 0;
+#pragma unroll
+          for (int r = 0; r < kCluster; ++r) {
+            if (d > 0) c += LdSharedClusterU32(MapaSharedCluster(&h.count[b], r));
+            hi += LdSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r));
+            lo += LdSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r));
+          }
+#pragma unroll
+          for (int r = 0; r < kCluster; ++r) {
+            if (d > 0) StSharedClusterU32(MapaSharedCluster(&h.count[b], r), c);
+            StSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r), hi);
+            StSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r), lo);
+          }
         }
+      } else {
+        for (int b = first + threadIdx.x; b < first + part; b += kThreads) {
+          uint32_t c = 0, hi = 0, lo = 0;
 #pragma unroll 2
-        for (int r = 0; r < kCluster; ++r) {
-          if (d > 0) StSharedClusterU32(MapaSharedCluster(&h.count[b], r), c);
-          StSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r), hi);
-          StSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r), lo);
+          for (int r = 0; r < kCluster; ++r) {
+            if (d > 0) c += LdSharedClusterU32(MapaSharedCluster(&h.count[b], r));
+            hi += LdSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r));
+            lo += LdSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r));
+          }
+#pragma unroll 2
+          for (int r = 0; r < kCluster; ++r) {
+            if (d > 0) StSharedClusterU32(MapaSharedCluster(&h.count[b], r), c);
+            StSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r), hi);
+            StSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r), lo);
+          }
         }
       }
       ClusterSync();  // every block holds the merged histogram
@@ -372,13 +392,31 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
       if (lane == 0) cst.count[warp] = n_warp;
       out.above = above;
       // The block reductions' barriers also publish the regions and counts.
-      double over[2] = {
-          static_cast<double>(BlockReduce<kThreads>(
-              n_warp > static_cast<uint32_t>(cr.per_warp) ? 1 : 0, s, OpMax())),
-          static_cast<double>(BlockReduce<kThreads>(lane == 0 ? n_warp : 0u, s, OpAdd()))};
-      ClusterAllReduce<kCluster>(over, 1u, cs);  // overflow anywhere; b0's size in the row
-      out.ok = over[0] == 0;
-      b0_count = over[1];
+      const bool overflow = n_warp > static_cast<uint32_t>(cr.per_warp);
+      if (form & kFormClusterLean) {
+        // The row's bad flag travels with the overflow flag (pass 1 has seen every weight): one
+        // block sum (1 per overflowing thread, 2^16 per thread that saw a bad number) and one
+        // cluster reduction fewer than reducing it after the search.
+        const bool bad_here = bad || (bad_bits & 0x7FFFFFFFu) != 0;
+        const int both =
+            BlockReduce<kThreads>((overflow ? 1 : 0) + (bad_here ? 0x10000 : 0), s, OpAdd());
+        double over[3] = {
+            (both & 0xFFFF) != 0 ? 1.0 : 0.0,
+            static_cast<double>(BlockReduce<kThreads>(lane == 0 ? n_warp : 0u, s, OpAdd())),
+            (both >> 16) != 0 ? 1.0 : 0.0};
+        ClusterAllReduce<kCluster>(over, 0b101u, cs);  // overflow, b0's size, bad: in the row
+        out.ok = over[0] == 0;
+        b0_count = over[1];
+        bad_known = true;
+        res.bad = over[2] != 0;
+      } else {
+        double over[2] = {
+            static_cast<double>(BlockReduce<kThreads>(overflow ? 1 : 0, s, OpMax())),
+            static_cast<double>(BlockReduce<kThreads>(lane == 0 ? n_warp : 0u, s, OpAdd()))};
+        ClusterAllReduce<kCluster>(over, 1u, cs);  // overflow anywhere; b0's size in the row
+        out.ok = over[0] == 0;
+        b0_count = over[1];
+      }
     }
     // A bin of one element is kept whole: the search ends.
     const bool whole = d == 0 ? b0_count == 1 : h.count[bin] == 1;
@@ -394,10 +432,13 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
 
     if (whole) break;
   }
-  bad |= (bad_bits & 0x7FFFFFFFu) != 0;
-  double flags[1] = {static_cast<double>(BlockReduce<kThreads>(static_cast<int>(bad), s, OpMax()))};
-  ClusterAllReduce<kCluster>(flags, 1u, cs);
-  res.bad = flags[0] != 0;
+  if (!bad_known) {  // every block of the cluster takes the same branch (merged decisions)
+    bad |= (bad_bits & 0x7FFFFFFFu) != 0;
+    double flags[1] = {
+        static_cast<double>(BlockReduce<kThreads>(static_cast<int>(bad), s, OpMax()))};
+    ClusterAllReduce<kCluster>(flags, 1u, cs);
+    res.bad = flags[0] != 0;
+  }
   return out;
 }
 

@@ -271,13 +271,15 @@ TEST_CASE("cluster-split rows draw from the exact filtered distribution", "[gpu]
 
 // Top-p sampling has two kernels: two passes with the boundary bin refined in shared memory
 // (the default) and the radix select over the whole slice (options.tuning.candidates = 0).
-// Both on an ordinary row (the two-pass kernel also in its A/B forms, candidates 2, 3 and 4: the
-// passes as first written, the draw walked by one thread or one warp, and pass 1 without its
-// lane-private window) and on the same row scaled into subnormal numbers (outside the window);
-// and the two-pass kernel on nearly uniform rows, whose boundary bin (key bits 30..20) holds most
-// of the row and overflows the candidate regions: it must fall back to the radix select over the
-// slice and still draw exactly. One block per row runs in 256-thread blocks (2^20 rows: two rows
-// per SM, the default for more rows than SMs) and, for the default form, in 512-thread ones.
+// Both on an ordinary row (the two-pass kernel also in its A/B forms, candidates 2 to 5: the
+// passes as first written, the draw walked by one thread or one warp, session 4's final form
+// without pass 1's lane-private window and the lean cluster steps, and the default without the
+// latter) and on the same row scaled into subnormal numbers (outside the window); and the
+// two-pass kernel on nearly uniform rows, whose boundary bin (key bits 30..20) holds most of the
+// row and overflows the candidate regions: it must fall back to the radix select over the slice
+// and still draw exactly. One block per row (with the window: 2^20 rows, more than SMs) runs in
+// 256-thread blocks (two rows per SM, the default there) and, for the default form, in
+// 512-thread ones; clusters of 8 and 2 (no window) run the lean cluster steps.
 TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact distribution",
           "[gpu][sampling]") {
   std::mt19937 rng(Seed());
@@ -310,7 +312,8 @@ TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact dist
         Case{"ordinary, two passes", &ordinary, 0.5f, 1},
         Case{"ordinary, two passes as first written", &ordinary, 0.5f, 2},
         Case{"ordinary, two passes, first form with one-warp walk", &ordinary, 0.5f, 3},
-        Case{"ordinary, two passes without the lane window", &ordinary, 0.5f, 4},
+        Case{"ordinary, two passes, session 4's final form", &ordinary, 0.5f, 4},
+        Case{"ordinary, two passes without the lean cluster steps", &ordinary, 0.5f, 5},
         Case{"nearly uniform, two passes as first written (overflow)", &uniform, 0.6f, 2},
         Case{"nearly uniform, two passes (overflow)", &uniform, 0.6f, 1},
         Case{"nearly uniform, radix select", &uniform, 0.6f, 0},

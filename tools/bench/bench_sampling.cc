@@ -119,9 +119,10 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 3;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
-      // A/B of session 5: the two-pass kernel without pass 1's lane-private window
-      // (candidates 4), in 512-thread blocks (threads 512: where the default takes 256-thread
-      // blocks, two rows per SM, i.e. B = 256), and both (session 4's default).
+      // A/B of session 5: the two-pass kernel in session 4's final form (candidates 4: no
+      // lane-private window, no lean cluster steps), in 512-thread blocks (threads 512: where
+      // the default takes 256-thread blocks, two rows per SM, i.e. B = 256; elsewhere a launch
+      // other than the chosen one), and both (session 4's default).
       {"top_p0.9_2pass_r2",
        [=, &e](int i) {
          SamplingOptions two = opt;
@@ -139,6 +140,13 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          SamplingOptions two = opt;
          two.tuning.candidates = 4;
          two.tuning.threads = 512;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
+      // ... and the default without the lean cluster steps (candidates 5).
+      {"top_p0.9_2pass_nolean",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 5;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
   };

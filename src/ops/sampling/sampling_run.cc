@@ -146,9 +146,9 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     return Status::InvalidArgument(
         fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
                     tune.cache_bytes, kSamplingMaxCacheBytes));
-  if (tune.candidates < -1 || tune.candidates > 4)
+  if (tune.candidates < -1 || tune.candidates > 5)
     return Status::InvalidArgument(fmt::format(
-        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, 3, 4", tune.candidates));
+        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, 3, 4, 5", tune.candidates));
   if (tune.threads != 0 &&
       (tune.threads < 32 || tune.threads > 1024 || (tune.threads & (tune.threads - 1)) != 0))
     return Status::InvalidArgument(
@@ -237,12 +237,19 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   p.cand_per_warp = cand_per_warp;
   // The two-pass kernel's forms (kForm* in sampling_params.cuh): 2 and 3 are session 4's
   // first version of the passes, with the one-thread (2) or the one-warp (3) walk, 4 its final
-  // version (no lane-private window), for A/B. The window only pays on long slices.
-  const bool lane_window = tune.candidates != 4 && launch.chunk >= kSamplingLaneWindowMinChunk;
-  p.cand_form = tune.candidates == 2   ? 0
-                : tune.candidates == 3 ? sampling::kFormWarpWalk
-                                       : sampling::kFormWarpWalk | sampling::kFormBits |
-                                             (lane_window ? sampling::kFormLaneWindow : 0);
+  // version (no lane-private window, no lean cluster steps), 5 the default without the lean
+  // cluster steps, for A/B. The lane-private window pays only with more rows than SMs, one
+  // block per row (measured on the H200, 2026-11-29 session 5, docs/perf/sampling.md: B = 256 x
+  // 128256 flat 116.7 -> 112.5 us b2b, peaked 89.6 -> 90.8; at B = 1 and 64 it cost 0.5-1 us).
+  const bool lane_window = tune.candidates != 4 && launch.chunk >= kSamplingLaneWindowMinChunk &&
+                           launch.cluster == 1 && batch > (traits.sms > 0 ? traits.sms : 132);
+  p.cand_form =
+      tune.candidates == 2 ? 0
+      : tune.candidates == 3
+          ? sampling::kFormWarpWalk
+          : sampling::kFormWarpWalk | sampling::kFormBits |
+                (lane_window ? sampling::kFormLaneWindow : 0) |
+                (tune.candidates == 4 || tune.candidates == 5 ? 0 : sampling::kFormClusterLean);
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(batch * launch.cluster);
   cfg.cluster_x = static_cast<uint32_t>(launch.cluster);

@@ -74,9 +74,10 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 // has 1024 threads (then the radix select over the slice runs instead).
 int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes);
 // The two-pass top-p kernel's pass 1 adds into lane-private window bins
-// (templates/sampling/top_p_candidates.cuh) on slices of at least this many elements; on
-// shorter ones clearing and merging the window's 2 x 128 x 32 words would be a large part of
-// the pass (a guess, not measured: B = 1 x 32000 in clusters of 8 has slices of 4000).
+// (templates/sampling/top_p_candidates.cuh) with one block per row for more rows than SMs
+// (sampling_run.cc, measured) and slices of at least this many elements: on shorter ones
+// clearing and merging the window's 2 x 128 x 32 words would be a large part of the pass (a
+// guess, not measured).
 constexpr int64_t kSamplingLaneWindowMinChunk = 8192;
 // Dynamic shared memory the candidate path reserves beyond the cache.
 constexpr int64_t kSamplingMaxDynamicSmem = 200 * 1024;
