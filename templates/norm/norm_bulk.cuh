@@ -12,6 +12,9 @@
 // kStages >= 3 the refill waits one row (the store of row k - 1), so that thread 0 does not stall
 // on the store it has just issued.
 //
+// kStages == 1: the host launches one block per row (a full grid, blocks scheduled in waves like
+// norm_one_pass.cuh); the loop then runs once.
+//
 // kBulk == 2 is a pure copy through the same machinery (out = x, only thread 0 works): the
 // engine's own ceiling for this traffic, timed beside the kernel by the benchmark.
 //
@@ -114,7 +117,7 @@ __device__ void norm_bulk(const NormParams& p) {
   constexpr int kLag = kStages >= 3 ? 1 : 0;
   static_assert(V::kKind == kRms && V::kRows == 1 && kItems > 0, "bulk: rms, one row per block");
   static_assert(kVec * sizeof(T) == 16, "bulk: 16-byte accesses");
-  static_assert(kStages >= 2 && kLag < kStages, "bulk: at least two row buffers");
+  static_assert(kStages >= 1 && kLag < kStages, "bulk: at least one row buffer");
   __shared__ uint64_t bars[kStages];
   __shared__ float scratch[32];
   extern __shared__ __align__(128) unsigned char bulk_smem[];

@@ -128,13 +128,21 @@ TEST_CASE("rmsnorm bulk copy mode copies exactly; RunNorm falls back where bulk 
 }
 
 // Small enough for memcheck and racecheck, yet every block walks many rows: 1024-thread blocks
-// (two per SM) over 3001 rows, and 128 KB blocks (one per SM) over 700 rows of 16384.
-TEST_CASE("rmsnorm bulk kernel, many rows per block", "[gpu][layer][norm][bulk][bulk_sanitize]") {
+// (two per SM) over 3001 rows, and 128 KB blocks (one per SM) over 700 rows of 16384; then the
+// one-row-per-block form (stages 1).
+TEST_CASE("rmsnorm bulk kernel, many rows per block; one row per block",
+          "[gpu][layer][norm][bulk][bulk_sanitize]") {
   std::mt19937 rng(Seed());
   for (int stages : {2, 3, 4})
     for (int mode : {1, 2})
       RunBulk(DType::kBF16, 3001, 2056, 0, stages, 1024, mode, true, false, rng);
   RunBulk(DType::kBF16, 700, 16384, 0, 4, 256, 1, true, false, rng);
+  // One row per block (stages 1, full grid).
+  for (int mode : {1, 2}) {
+    RunBulk(DType::kBF16, 3001, 8192, 0, 1, 64, mode, true, false, rng);
+    RunBulk(DType::kF16, 1001, 6152, 8, 1, 128, mode, true, mode == 1, rng);
+    RunBulk(DType::kBF16, 5, 16384, 0, 1, 256, mode, true, false, rng);
+  }
 }
 
 }  // namespace

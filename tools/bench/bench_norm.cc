@@ -138,9 +138,10 @@ void BenchCopy(size_t bytes, const std::string& what) {
 // rmsnorm 8192x8192: the default, the bulk kernel, the same bulk machinery as a pure copy and
 // the driver's copy of the same bytes, adjacent (then the default again).
 void BulkAB(Engine& engine) {
-  for (int stages : {2, 3}) {
-    const ops::NormSpec bulk = bench::BulkKnob(256, 4, stages).Spec();
-    const ops::NormSpec copy = bench::BulkKnob(256, 4, stages, 2).Spec();
+  for (int stages : {1, 2, 3}) {
+    const int threads = stages == 1 ? 128 : 256;  // one row per block: 8 blocks per SM
+    const ops::NormSpec bulk = bench::BulkKnob(threads, 8192 / 8 / threads, stages).Spec();
+    const ops::NormSpec copy = bench::BulkKnob(threads, 8192 / 8 / threads, stages, 2).Spec();
     Bench(engine, K::kRms, 8192, 0, 8192, &bulk, true);
     Bench(engine, K::kRms, 8192, 0, 8192, &copy, true);
   }
@@ -154,6 +155,17 @@ int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
   bool sweep = bench::DryRun();
   for (int i = 1; i < argc; ++i) sweep |= !std::strcmp(argv[i], "--sweep");
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--bulk")) {  // only the bulk A/B and the 8192x8192 sweep
+      BulkAB(engine);
+      const std::vector<bench::NormSweepCase> cases = bench::NormSweep();
+      for (const bench::NormKnob& k : cases[0].knobs) {
+        const ops::NormSpec s = k.Spec();
+        Bench(engine, K::kRms, 8192, 0, 8192, &s, true);
+      }
+      BulkAB(engine);
+      return 0;
+    }
   for (int64_t rows : {1, 64, 2048}) Bench(engine, K::kRms, rows, 0, 4096);
   Bench(engine, K::kRms, 16384, 0, 4096, nullptr, true);
   Bench(engine, K::kRms, 8192, 0, 8192, nullptr, true);

@@ -54,7 +54,9 @@ const spec::OpFamily* NormFamily() {
                        "1: rows move through the Hopper bulk-copy engine (cp.async.bulk, rms "
                        "only, 16-byte accesses, one row per block of >= 32 threads); 2: the same "
                        "as a pure copy, out = x (benchmark ceiling)"),
-        spec::IntField("stages", {2, 3, 4}, 2, "st", "bulk only: row buffers per block"),
+        spec::IntField("stages", {1, 2, 3, 4}, 2, "st",
+                       "bulk only: row buffers per block over a resident grid; 1: one row per "
+                       "block over a full grid"),
     };
     f.check = [](const spec::Json& s) {
       const int threads = s["threads"].get<int>(), rows = s["rows"].get<int>();

@@ -121,9 +121,12 @@ Status RunNorm(Engine& engine, const NormArgs& a, void* stream, const NormSpec* 
   cfg.block_x = spec.threads * spec.rows;
   const int64_t groups = (rows + spec.rows - 1) / spec.rows;
   cfg.dynamic_smem = static_cast<uint32_t>(NormBulkSmem(spec, row_bytes));
-  cfg.grid_x = spec.prefetch || spec.bulk ? ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x),
-                                                         groups, static_cast<int>(cfg.dynamic_smem))
-                                          : static_cast<uint32_t>(groups);
+  // A resident grid for the prefetching kernel and the bulk kernel's row buffers; one block per
+  // row group otherwise (the bulk kernel with stages 1 included).
+  const bool resident = spec.bulk ? spec.stages > 1 : spec.prefetch != 0;
+  cfg.grid_x = resident ? ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x), groups,
+                                       static_cast<int>(cfg.dynamic_smem))
+                        : static_cast<uint32_t>(groups);
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(stream));
 }
 

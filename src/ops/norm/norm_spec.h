@@ -30,7 +30,7 @@ struct NormSpec {
   // 1: rows through the Hopper bulk-copy engine (templates/norm/norm_bulk.cuh; rms only, 16-byte
   // aligned rows); 2: the same machinery as a pure copy (out = x), the benchmark's ceiling.
   uint8_t bulk = 0;
-  uint8_t stages = 2;  // bulk only: row buffers per block in shared memory
+  uint8_t stages = 2;  // bulk only: row buffers per block (resident grid); 1: one row per block
   uint8_t pad_ = 0;
 
   Result<VariantSpec> ToVariant() const;
