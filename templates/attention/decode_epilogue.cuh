@@ -5,9 +5,80 @@
 
 #include "attention/decode_merge.cuh"
 #include "attention/decode_warp.cuh"
+#include "common/cluster_sm90.cuh"
 #include "common/vec.cuh"
 
 namespace flashjit::attention {
+
+// ld.shared::cluster of 4 floats at a cluster shared-memory address (16-byte aligned).
+FLASHJIT_DEVICE float4 LdSharedClusterF32x4(uint32_t addr) {
+#if FLASHJIT_CLUSTER_PTX
+  float4 v;
+  asm volatile("ld.shared::cluster.v4.f32 {%0, %1, %2, %3}, [%4];"
+               : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+               : "r"(addr)
+               : "memory");
+  return v;
+#else
+  __trap();
+  return make_float4(0.f, 0.f, 0.f, 0.f);
+#endif
+}
+
+// Plans with p.cluster > 1: the p.cluster CTAs of this cluster hold the normalised partial
+// outputs (rows x D floats at `o`, row stride kStride) and base-2 LSEs (`row_lse`) of the
+// chunks of one (request, head tile) in their shared memory; each CTA merges a share of the
+// (row, 4 columns) elements from all of them and writes out and lse (sinks join here). No
+// global round trip: two cluster barriers and the distributed shared-memory loads.
+template <class V>
+FLASHJIT_DEVICE void ClusterMerge(const DecodeParams& p, const DecodeWorkItem& w, int qh0, int rows,
+                                  const float* o, const float* row_lse) {
+  using T = typename V::DTypeQ;
+  constexpr int kD = V::kHeadDim, kStride = kD + 8, kMaxCluster = 8;
+  const int n = p.cluster;
+  ClusterSync();  // every CTA's partial is in its shared memory
+  const int rank = static_cast<int>(ClusterCtaRank());
+  for (int idx = rank + n * static_cast<int>(threadIdx.x); idx < rows * (kD / 4);
+       idx += n * kDecodeThreads) {
+    const int r = idx / (kD / 4), c4 = (idx % (kD / 4)) * 4;
+    float lse_i[kMaxCluster];
+    float4 x[kMaxCluster];
+    float m = NegInf();
+#pragma unroll
+    for (int i = 0; i < kMaxCluster; ++i) {
+      if (i < n) {
+        lse_i[i] = __uint_as_float(LdSharedClusterU32(MapaSharedCluster(row_lse + r, i)));
+        x[i] = LdSharedClusterF32x4(MapaSharedCluster(o + r * kStride + c4, i));
+        m = fmaxf(m, lse_i[i]);
+      }
+    }
+    float total = 0.f;
+    float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+    for (int i = 0; i < kMaxCluster; ++i) {
+      if (i < n) {
+        const float e = ScoreWeight(lse_i[i], m, 1.f);  // 0 for an empty chunk
+        total += e;
+        acc.x += e * x[i].x;
+        acc.y += e * x[i].y;
+        acc.z += e * x[i].z;
+        acc.w += e * x[i].w;
+      }
+    }
+    const int qh = qh0 + r;
+    float lse2 = StateLse(m, total, 1.f);
+    float scale = total > 0.f ? 1.f / total : 0.f;
+    if (p.sinks) scale *= AddSink(lse2, p.sinks[qh]);
+    Vec<T, 4> out;
+    out.v[0] = FromFloat<T>(acc.x * scale);
+    out.v[1] = FromFloat<T>(acc.y * scale);
+    out.v[2] = FromFloat<T>(acc.z * scale);
+    out.v[3] = FromFloat<T>(acc.w * scale);
+    StoreVec(static_cast<T*>(p.out) + w.request * p.o_stride_b + qh * p.o_stride_h + c4, out);
+    if (c4 == 0 && p.lse) p.lse[w.request * p.lse_stride_b + qh] = lse2;
+  }
+  ClusterSync();  // no CTA leaves while another reads its shared memory
+}
 
 // Plans with a split request: the CTA that writes the last partial of (request, this CTA's
 // query heads) merges them. Counters return to 0 for the next launch (graph replays).
@@ -105,7 +176,12 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
     }
     const int qh = qh0 + r;
     float lse2 = row_lse[r];
-    if (w.partial < 0) {
+    if (p.cluster > 1) {
+      // This chunk's normalised partial, in place of warp 0's O (this thread alone reads
+      // (r, c4) of every warp), for ClusterMerge.
+      *reinterpret_cast<float4*>(o_smem + r * kStride + c4) =
+          make_float4(acc.x * p.v_scale, acc.y * p.v_scale, acc.z * p.v_scale, acc.w * p.v_scale);
+    } else if (w.partial < 0) {
       float scale = p.v_scale;
       if (p.sinks) scale *= AddSink(lse2, p.sinks[qh]);
       Vec<T, 4> o;
@@ -122,7 +198,11 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
       if (c4 == 0) p.partial_lse[slot] = lse2;
     }
   }
-  if (w.partial >= 0 && p.merge_counters) FusedMerge<V>(p, w, merge_item, qh0, rows);
+  if (p.cluster > 1) {
+    ClusterMerge<V>(p, w, qh0, rows, o_smem, row_lse);
+  } else if (w.partial >= 0 && p.merge_counters) {
+    FusedMerge<V>(p, w, merge_item, qh0, rows);
+  }
 }
 
 }  // namespace flashjit::attention

@@ -98,17 +98,27 @@ struct DecodeParams {
   // of one work item (its kv heads, whose rows share every page) run side by side. 0: blockIdx.x
   // is the item, blockIdx.y the head tile.
   int32_t head_major;
+  // Cluster merge (plans whose split requests all have `cluster` items, 2..8; head_major is 1):
+  // blockIdx.x = (item / cluster * heads + head tile) * cluster + item % cluster, so that the
+  // chunks of one (request, head tile) form one thread-block cluster, which merges them through
+  // distributed shared memory (no partials in global memory, no counters). 0: off.
+  int32_t cluster;
 };
-FLASHJIT_CHECK_PARAMS(DecodeParams, 240);
+FLASHJIT_CHECK_PARAMS(DecodeParams, 248);
 
 #if FLASHJIT_HAS_DEVICE
 // CTAs per work item (kv heads x query tiles), and this CTA's work item and head tile.
 FLASHJIT_DEVICE int DecodeHeadTiles(const DecodeParams& p) { return p.num_kv_heads * p.q_tiles; }
 FLASHJIT_DEVICE int DecodeCtaItem(const DecodeParams& p) {
+  if (p.cluster > 1) {
+    const int x = static_cast<int>(blockIdx.x);
+    return x / (p.cluster * DecodeHeadTiles(p)) * p.cluster + x % p.cluster;
+  }
   return p.head_major ? static_cast<int>(blockIdx.x) / DecodeHeadTiles(p)
                       : static_cast<int>(blockIdx.x);
 }
 FLASHJIT_DEVICE int DecodeCtaHeadTile(const DecodeParams& p) {
+  if (p.cluster > 1) return static_cast<int>(blockIdx.x) / p.cluster % DecodeHeadTiles(p);
   return p.head_major ? static_cast<int>(blockIdx.x) % DecodeHeadTiles(p)
                       : static_cast<int>(blockIdx.y);
 }

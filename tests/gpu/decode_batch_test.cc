@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <numeric>
 
+#include "src/ops/decode/decode_schedule.h"
+#include "src/ops/decode/decode_spec.h"
 #include "src/runtime/driver.h"
 #include "tests/gpu/decode_test_util.h"
 
@@ -355,6 +357,83 @@ TEST_CASE("batch decode: dtypes, head dims, knobs", "[gpu][decode]") {
     BatchCase c = base();
     c.huge_negative = true;
     c.with_lse = false;
+    RunBatch(c, rng);
+  }
+}
+
+// Batches whose requests all split into the same number of chunks (2..8) are merged by a
+// thread-block cluster through distributed shared memory (sm_90+, 16-bit KV at head_dim 128):
+// one request of 1k keys (8 chunks), three of about 1k, 16 of 1k (2 chunks), a window, sinks, LSE,
+// the knobs, f16, RoPE, group sizes 5 and 17 (two query tiles), HND, raw logits near -500000.
+TEST_CASE("batch decode: uniform splits merged by a thread-block cluster", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  std::vector<BatchCase> cases;
+  auto add = [&](std::vector<int> lens) {
+    BatchCase c;
+    c.num_qo_heads = 32;
+    c.num_kv_heads = 8;
+    c.lens = std::move(lens);
+    cases.push_back(c);
+    return &cases.back();
+  };
+  add({1024});
+  add({1024, 1000, 990});
+  add(std::vector<int>(16, 1024));  // the benchmark's B=16 L=1k: two chunks each
+  add({1000})->sinks = true;
+  add({2000})->options.window_left = 900;
+  add({777})->with_lse = false;
+  {
+    BatchCase* c = add({1500, 1480});
+    c->q_dtype = c->kv_dtype = DType::kF16;
+    c->layout = KVLayout::kHND;
+    c->combined = false;
+    c->options.logits_soft_cap = 5.f;
+    c->options.sm_scale = 0.5f;
+  }
+  add({1100})->options.alibi = true;
+  {
+    BatchCase* c = add({1024});
+    c->q_dtype = c->kv_dtype = DType::kF16;
+    c->options.rope = true;
+  }
+  {
+    BatchCase* c = add({1024, 1024});
+    c->num_qo_heads = 10;  // group 5
+    c->num_kv_heads = 2;
+    c->sinks = true;
+  }
+  {
+    BatchCase* c = add({1024});
+    c->num_qo_heads = 34;  // group 17: two query tiles per kv head
+    c->num_kv_heads = 2;
+  }
+  {
+    BatchCase* c = add({1024});
+    c->huge_negative = true;
+    c->with_lse = false;
+  }
+  for (BatchCase c : cases) {
+    // The plan BatchDecode makes on the H200 (132 SMs) merges this batch in a cluster
+    // (ops::DecodeMaxCluster: 8 for 16-bit KV at head_dim 128).
+    REQUIRE(DTypeBytes(c.kv_dtype) == 2);
+    REQUIRE(c.head_dim == 128);
+    ops::DecodeScheduleLimits limits;
+    const int q_tiles = (c.num_qo_heads / c.num_kv_heads + 15) / 16;
+    limits.ctas_per_item = c.num_kv_heads * q_tiles;
+    limits.sms = 132;
+    limits.slots = 132 * ops::DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
+    limits.lone_tile_cost = 0.55;
+    limits.max_items = ops::DecodeMaxItems(static_cast<int>(c.lens.size()), limits);
+    limits.max_cluster = 8;
+    std::vector<ops::DecodeRequest> reqs;
+    for (int len : c.lens) {
+      const int start =
+          c.options.window_left >= 0 ? std::max(0, len - 1 - c.options.window_left) : 0;
+      reqs.push_back({0, len, start});
+    }
+    const int cluster = ops::BuildDecodeSchedule(reqs, limits).cluster;
+    INFO(Describe(c) << ": cluster " << cluster);
+    CHECK(cluster > 1);
     RunBatch(c, rng);
   }
 }

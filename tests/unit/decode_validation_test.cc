@@ -145,6 +145,65 @@ TEST_CASE("decode schedule splits long requests to fill the GPU", "[decode]") {
   CHECK(ops::ChooseDecodeChunk(short16, limits) == 1024);
   std::vector<ops::DecodeRequest> mid16(16, {0, 4096, 0});
   CHECK(ops::ChooseDecodeChunk(mid16, limits) == 2048);
+  CHECK(ops::BuildDecodeSchedule(mid16, limits).cluster == 0);
+}
+
+TEST_CASE("decode schedule merges uniform splits in a thread-block cluster", "[decode]") {
+  ops::DecodeScheduleLimits limits;  // the H200's, 16-bit KV at D 128, 8 kv heads
+  limits.ctas_per_item = 8;
+  limits.slots = 264;
+  limits.lone_tile_cost = 0.55;
+  limits.max_items = ops::DecodeMaxItems(256, limits);
+  limits.max_cluster = 8;
+  // One request of 1024 keys: 8 chunks of 128 keys merged by a cluster of 8 (2 * 0.55 + 1 +
+  // 0.5) beat 16 chunks of 64 merged through the workspace (0.55 + 1 + 2).
+  auto one = ops::BuildDecodeSchedule({{5, 1024, 0}}, limits);
+  CHECK(one.chunk == 128);
+  CHECK(one.cluster == 8);
+  CHECK(one.merge.empty());
+  REQUIRE(one.work.size() == 8);
+  for (int i = 0; i < 8; ++i) {
+    CHECK(one.work[i].request == 0);
+    CHECK(one.work[i].page_begin == 5);
+    CHECK(one.work[i].kv_start == i * 128);
+    CHECK(one.work[i].kv_end == i * 128 + 128);
+    CHECK(one.work[i].partial == -1);
+    CHECK(one.work[i].merge == -1);
+  }
+  // Without clusters (graph mode, or before sm_90) the same request splits in 16.
+  limits.max_cluster = 0;
+  auto plain = ops::BuildDecodeSchedule({{5, 1024, 0}}, limits);
+  CHECK(plain.chunk == 64);
+  CHECK(plain.cluster == 0);
+  CHECK(plain.merge.size() == 1);
+  limits.max_cluster = 8;
+  // 16 requests of 4096 keys: two chunks each, clusters of 2 in request order; the last chunk
+  // of a request may be shorter (window), and items stay grouped by request.
+  std::vector<ops::DecodeRequest> mid16(16, {0, 4096, 0});
+  for (int b = 0; b < 16; ++b) mid16[b].page_begin = b * 256;
+  mid16[3].kv_start = 100;
+  auto mid = ops::BuildDecodeSchedule(mid16, limits);
+  CHECK(mid.chunk == 2048);
+  CHECK(mid.cluster == 2);
+  REQUIRE(mid.work.size() == 32);
+  for (int i = 0; i < 32; ++i) {
+    CHECK(mid.work[i].request == i / 2);
+    CHECK(mid.work[i].page_begin == i / 2 * 256);
+  }
+  CHECK(mid.work[6].kv_start == 100);
+  CHECK(mid.work[7].kv_start == 2148);
+  CHECK(mid.work[7].kv_end == 4096);
+  // Mixed chunk counts merge through the workspace.
+  std::vector<ops::DecodeRequest> mixed = mid16;
+  mixed[5].kv_len = 9000;
+  CHECK(ops::BuildDecodeSchedule(mixed, limits).cluster == 0);
+  // 16 requests of 1024 keys split in two (8 + 1 + 0.5 < 16 * 0.55 + 1): 256 CTAs, clusters
+  // of 2; with the global merge they stay unsplit (see above).
+  std::vector<ops::DecodeRequest> short16(16, {0, 1024, 0});
+  auto s16 = ops::BuildDecodeSchedule(short16, limits);
+  CHECK(s16.chunk == 512);
+  CHECK(s16.cluster == 2);
+  CHECK(s16.work.size() == 32);
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ struct BatchDecode::State {
   size_t off_work = 16, off_merge = 0, off_count = 0, off_plse = 0, off_po = 0, total = 0;
 
   bool planned = false;
-  int32_t batch = 0, n_items = 0, n_merge = 0;
+  int32_t batch = 0, n_items = 0, n_merge = 0, cluster = 0;
   int64_t nnz = 0, max_page_id = -1;
   ops::DecodeSpec spec;
   const runtime::Kernel* kernel = nullptr;
@@ -72,6 +72,11 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   // that batch unsplit and changes no other shape of the benchmark.
   if (DTypeBytes(c.kv_dtype) == 2 && c.head_dim == 128 && s->limits.slots > sms)
     s->limits.lone_tile_cost = 0.55;
+  // Uniform splits merge in a thread-block cluster; a captured graph keeps one launch shape,
+  // so graph mode always merges through the workspace.
+  if (!c.cuda_graph)
+    s->limits.max_cluster =
+        ops::DecodeMaxCluster(engine, c.device, c.head_dim, DTypeBytes(c.kv_dtype));
   s->cap_items = ops::DecodeMaxItems(c.max_batch_size, s->limits);
   s->limits.max_items = s->cap_items;
   s->cap_merge = c.max_batch_size;
@@ -173,6 +178,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   s.batch = batch_size;
   s.n_items = header[0];
   s.n_merge = header[1];
+  s.cluster = sched.cluster;
   s.nnz = nnz;
   s.max_page_id = max_page;
   s.spec = spec;
@@ -270,6 +276,7 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   p.num_kv_heads = c.num_kv_heads;
   p.group_size = c.num_qo_heads / c.num_kv_heads;
   p.q_tiles = s.q_tiles;
+  p.cluster = s.cluster;
   FillOptionParams(s.options, c.head_dim, &p);
 
   attention::DecodeMergeParams mp{};
@@ -285,7 +292,8 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   mp.lse_stride_b = p.lse_stride_b;
   mp.num_qo_heads = p.num_qo_heads;
   const int grid = c.cuda_graph ? s.cap_items : s.n_items;
-  // Split requests are merged by their last CTA (p.merge_counters): no merge launch.
+  // Split requests are merged by their cluster (p.cluster) or their last CTA
+  // (p.merge_counters): no merge launch.
   return LaunchDecode(*s.kernel, s.spec, p, grid, mp, 0, static_cast<CUstream>(stream));
 }
 

@@ -5,6 +5,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <string>
+
+#include "src/runtime/driver.h"
 
 namespace flashjit::ops {
 
@@ -106,6 +109,30 @@ bool DecodeHeadMajor() {
   return kHeadMajor;
 }
 
+int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_bytes) {
+  // 0: never, 1: 16-bit KV at head_dim 128 (default), 2: always.
+  static const int kMode = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_CLUSTER");
+    if (v && std::strcmp(v, "0") == 0) return 0;
+    if (v && std::strcmp(v, "all") == 0) return 2;
+    return 1;
+  }();
+  // Session 5 on the H200: 16-bit KV at D 128 (2 CTAs per SM) gained everywhere it applied; fp8
+  // KV at D 128 (3 CTAs per SM, clusters of 3) lost 7-31 %, not understood yet.
+  if (kMode == 0 || (kMode == 1 && !(kv_bytes == 2 && head_dim == 128))) return 0;
+  auto has_clusters = [](const std::string& arch) {  // "sm_90", "sm_90a", "sm_100", ...
+    return arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 90;
+  };
+  bool ok = false;
+  if (!engine.config().arch.empty()) {
+    ok = has_clusters(engine.config().arch);
+  } else if (!engine.config().dry_run) {
+    auto info = runtime::GetDeviceInfo(device);
+    ok = info.ok() && has_clusters(info->arch());
+  }
+  return ok ? 8 : 0;
+}
+
 Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
                     const attention::DecodeParams& p, int grid_items,
                     const attention::DecodeMergeParams& mp, int merge_items, CUstream stream) {
@@ -113,12 +140,17 @@ Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
   // they start together and read each page's rows of all heads at about the same time.
   const int64_t head_tiles = int64_t(p.num_kv_heads) * p.q_tiles;
   attention::DecodeParams lp = p;
-  lp.head_major = DecodeHeadMajor() && int64_t(grid_items) * head_tiles <= 0x7fffffff;
+  lp.head_major =
+      (p.cluster > 1 || DecodeHeadMajor()) && int64_t(grid_items) * head_tiles <= 0x7fffffff;
+  if (p.cluster > 1 && !lp.head_major)
+    return Status::InvalidArgument(fmt::format(
+        "decode: {} work items x {} heads exceed one grid dimension", grid_items, head_tiles));
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(lp.head_major ? grid_items * head_tiles : grid_items);
   cfg.grid_y = static_cast<uint32_t>(lp.head_major ? 1 : head_tiles);
   cfg.block_x = attention::kDecodeThreads;
   cfg.dynamic_smem = static_cast<uint32_t>(DecodeSmemBytes(spec));
+  if (p.cluster > 1) cfg.cluster_x = static_cast<uint32_t>(p.cluster);
   FLASHJIT_RETURN_IF_ERROR(kernel.Launch(0, cfg, &lp, stream));
   if (merge_items <= 0) return Status::Ok();
   runtime::LaunchConfig mcfg;

@@ -30,8 +30,14 @@ void FillOptionParams(const DecodeOptions& o, int head_dim, attention::DecodePar
 // Whether decode CTAs are launched head-major (see DecodeParams::head_major).
 bool DecodeHeadMajor();
 
+// The most chunks per request that plans on `device` merge in a thread-block cluster
+// (DecodeScheduleLimits::max_cluster): 8 on an sm_90+ arch for 16-bit KV at head_dim 128, the
+// case measured faster on the H200; 0 elsewhere. Tuning knob FLASHJIT_DECODE_CLUSTER: 0 = never,
+// all = every KV dtype and head dim.
+int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_bytes);
+
 // Launches the attention kernel over `grid_items` work items and, when `merge_items` > 0, the
-// merge kernel.
+// merge kernel. p.cluster > 1: clusters of p.cluster CTAs in the order DecodeParams describes.
 Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
                     const attention::DecodeParams& p, int grid_items,
                     const attention::DecodeMergeParams& mp, int merge_items, CUstream stream);

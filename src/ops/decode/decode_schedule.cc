@@ -8,13 +8,27 @@ namespace {
 
 constexpr int64_t kTile = attention::kDecodeTileKV;
 
+int64_t ChunksOf(const DecodeRequest& r, int64_t chunk) {
+  const int64_t keys = r.kv_len - r.kv_start;
+  return std::max<int64_t>(1, (keys + chunk - 1) / chunk);
+}
+
 int64_t ItemsFor(const std::vector<DecodeRequest>& requests, int64_t chunk) {
   int64_t items = 0;
-  for (const DecodeRequest& r : requests) {
-    const int64_t keys = r.kv_len - r.kv_start;
-    items += std::max<int64_t>(1, (keys + chunk - 1) / chunk);
-  }
+  for (const DecodeRequest& r : requests) items += ChunksOf(r, chunk);
   return items;
+}
+
+// The cluster size that merges a batch split by `chunk`: every request has the same number of
+// chunks, 2 .. max_cluster; else 0.
+int32_t ClusterFor(const std::vector<DecodeRequest>& requests, int64_t chunk,
+                   const DecodeScheduleLimits& limits) {
+  if (limits.max_cluster < 2 || requests.empty()) return 0;
+  const int64_t n = ChunksOf(requests[0], chunk);
+  if (n < 2 || n > limits.max_cluster) return 0;
+  for (const DecodeRequest& r : requests)
+    if (ChunksOf(r, chunk) != n) return 0;
+  return static_cast<int32_t>(n);
 }
 
 }  // namespace
@@ -53,7 +67,10 @@ int32_t ChooseDecodeChunk(const std::vector<DecodeRequest>& requests,
     const int64_t waves = (ctas + per_wave - 1) / per_wave;
     const bool split = items > static_cast<int64_t>(requests.size());
     const double tile_cost = ctas <= limits.sms ? limits.lone_tile_cost : 1.0;
-    const double cost = static_cast<double>(waves) * (tiles * tile_cost + 1) + (split ? 2.0 : 0.0);
+    const double merge =
+        !split ? 0.0
+               : (ClusterFor(requests, tiles * kTile, limits) ? limits.cluster_merge_cost : 2.0);
+    const double cost = static_cast<double>(waves) * (tiles * tile_cost + 1) + merge;
     if (cost < best_cost) {  // ties keep the larger chunk (fewer partials)
       best_cost = cost;
       best_tiles = tiles;
@@ -67,6 +84,26 @@ DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
                                    const DecodeScheduleLimits& limits) {
   DecodeSchedule s;
   s.chunk = ChooseDecodeChunk(requests, limits);
+  s.cluster = ClusterFor(requests, s.chunk, limits);
+  if (s.cluster > 1) {
+    // Request order, `cluster` consecutive items each: the grid's clusters are these groups.
+    for (int32_t b = 0; b < static_cast<int32_t>(requests.size()); ++b) {
+      const DecodeRequest& r = requests[b];
+      for (int32_t i = 0; i < s.cluster; ++i) {
+        attention::DecodeWorkItem w;
+        w.request = b;
+        w.page_begin = r.page_begin;
+        w.kv_len = r.kv_len;
+        w.kv_start = std::min(r.kv_len, r.kv_start + i * s.chunk);
+        w.kv_end = std::min(r.kv_len, w.kv_start + s.chunk);
+        w.partial = -1;
+        w.merge = -1;
+        w.pad_ = 0;
+        s.work.push_back(w);
+      }
+    }
+    return s;
+  }
   for (int32_t b = 0; b < static_cast<int32_t>(requests.size()); ++b) {
     const DecodeRequest& r = requests[b];
     const int32_t keys = r.kv_len - r.kv_start;
