@@ -7,9 +7,7 @@
 // kGemma (scale by weight + 1), kStreaming (evict-first hints on activation traffic),
 // kPrefetch (load the next row group before reducing the current one), kGridStride (with
 // kPrefetch false: run the resident-grid loop below with one block per row instead of
-// norm_one_pass), kPrefetchWeights (norm_one_pass only: weights prefetched into L1), kBulk (1:
-// rows through the bulk-copy engine, norm_bulk.cuh; 2: the same as a pure copy, out = x, for
-// the benchmark), kStages (kBulk only: row buffers in shared memory).
+// norm_one_pass), kPrefetchWeights (norm_one_pass only: weights prefetched into L1).
 //
 // Without kPrefetch or kGridStride and with rows in registers, each block normalises one row group
 // (norm_one_pass.cuh; the host launches one block per group). Otherwise blocks walk over row
@@ -19,7 +17,6 @@
 #pragma once
 
 #include "common/vec.cuh"
-#include "norm/norm_bulk.cuh"
 #include "norm/norm_one_pass.cuh"
 #include "norm/norm_params.cuh"
 #include "norm/norm_row.cuh"
@@ -156,9 +153,7 @@ __device__ void norm_resident(const NormParams& p) {
 
 template <class V>
 __device__ void norm(const NormParams& p) {
-  if constexpr (V::kBulk != 0) {
-    norm_bulk<V>(p);
-  } else if constexpr (!V::kPrefetch && !V::kGridStride && V::kItems > 0) {
+  if constexpr (!V::kPrefetch && !V::kGridStride && V::kItems > 0) {
     norm_one_pass<V>(p);
   } else {
     norm_resident<V>(p);

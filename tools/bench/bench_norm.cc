@@ -48,9 +48,6 @@ void Check(const Status& s) {
 }
 
 std::string Describe(const ops::NormSpec& s) {
-  if (s.bulk)
-    return fmt::format("t{} i{} bulk{} st{}{}", s.threads, s.items, s.bulk == 2 ? " copy" : "",
-                       s.stages, s.streaming ? "" : " no-cs");
   return fmt::format("t{} r{} i{}{}{}{}{}", s.threads, s.rows, s.items, s.prefetch ? " pf" : "",
                      s.grid_stride ? " gs" : "", s.wprefetch ? " wp" : "",
                      s.streaming ? "" : " no-cs");
@@ -92,12 +89,10 @@ void Bench(Engine& engine, K kind, int64_t rows, int64_t heads, int64_t dim,
                                   11, 2) /
                                   kBatch
                             : 0;
-  const bool copy = force && force->bulk == 2;  // bulk copy mode: out = x
-  const char* name =
-      copy ? "bulk_copy" : (fused ? "fused_add_rmsnorm" : (layer ? "layernorm" : "rmsnorm"));
+  const char* name = fused ? "fused_add_rmsnorm" : (layer ? "layernorm" : "rmsnorm");
   const std::string shape =
       heads ? fmt::format("bf16 {}x{}x{}", rows, heads, dim) : fmt::format("bf16 {}x{}", rows, dim);
-  const double moved = (fused ? 4.0 : 2.0) * bytes + (copy ? 0 : dim * (layer ? 8 : 2));
+  const double moved = (fused ? 4.0 : 2.0) * bytes + dim * (layer ? 8 : 2);
   const ops::NormSpec chosen =
       force ? *force
             : ops::ChooseNorm(kind, kDt, wdt, dim, 8, /*gemma=*/false, rows * (heads ? heads : 1));
@@ -107,7 +102,7 @@ void Bench(Engine& engine, K kind, int64_t rows, int64_t heads, int64_t dim,
   bench::Report(name, shape, us, moved, 0, note);
 }
 
-// The ordinary copy of `bytes` (cuMemcpyDtoDAsync, the driver's copy kernel), timed the same two
+// The ordinary copy of `bytes` (cuMemcpyDtoDAsync, the driver's copy kernel) timed the same two
 // ways: the ceiling of loads and stores for a norm that reads and writes `bytes`.
 void BenchCopy(size_t bytes, const std::string& what) {
   using CopyFn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
@@ -135,40 +130,16 @@ void BenchCopy(size_t bytes, const std::string& what) {
                 "cuMemcpyDtoDAsync" + bench::BackToBackNote(b2b, 2.0 * bytes));
 }
 
-// rmsnorm 8192x8192: the default, the bulk kernel, the same bulk machinery as a pure copy and
-// the driver's copy of the same bytes, adjacent (then the default again).
-void BulkAB(Engine& engine) {
-  for (int stages : {1, 2, 3}) {
-    const int threads = stages == 1 ? 128 : 256;  // one row per block: 8 blocks per SM
-    const ops::NormSpec bulk = bench::BulkKnob(threads, 8192 / 8 / threads, stages).Spec();
-    const ops::NormSpec copy = bench::BulkKnob(threads, 8192 / 8 / threads, stages, 2).Spec();
-    Bench(engine, K::kRms, 8192, 0, 8192, &bulk, true);
-    Bench(engine, K::kRms, 8192, 0, 8192, &copy, true);
-  }
-  BenchCopy(size_t{8192} * 8192 * 2, "rmsnorm 8192x8192's bytes (2 x 134.2 MB)");
-  Bench(engine, K::kRms, 8192, 0, 8192, nullptr, true);
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
   bool sweep = bench::DryRun();
   for (int i = 1; i < argc; ++i) sweep |= !std::strcmp(argv[i], "--sweep");
-  for (int i = 1; i < argc; ++i)
-    if (!std::strcmp(argv[i], "--bulk")) {  // only the bulk A/B and the 8192x8192 sweep
-      BulkAB(engine);
-      const std::vector<bench::NormSweepCase> cases = bench::NormSweep();
-      for (const bench::NormKnob& k : cases[0].knobs) {
-        const ops::NormSpec s = k.Spec();
-        Bench(engine, K::kRms, 8192, 0, 8192, &s, true);
-      }
-      BulkAB(engine);
-      return 0;
-    }
   for (int64_t rows : {1, 64, 2048}) Bench(engine, K::kRms, rows, 0, 4096);
   Bench(engine, K::kRms, 16384, 0, 4096, nullptr, true);
   Bench(engine, K::kRms, 8192, 0, 8192, nullptr, true);
+  BenchCopy(size_t{8192} * 8192 * 2, "rmsnorm 8192x8192's bytes (2 x 134.2 MB)");
   Bench(engine, K::kRms, 4096, 0, 16384, nullptr, true);
   Bench(engine, K::kRms, 64, 32, 128);                    // QK-norm
   Bench(engine, K::kRms, 16384, 32, 128, nullptr, true);  // QK-norm
@@ -177,7 +148,6 @@ int main(int argc, char** argv) {
   Bench(engine, K::kFusedAdd, 8192, 0, 8192, nullptr, true);
   Bench(engine, K::kLayer, 64, 0, 8192);
   Bench(engine, K::kLayer, 8192, 0, 8192, nullptr, true);
-  BulkAB(engine);
   if (!sweep) return 0;
   // Alternatives (tools/bench/norm_sweep.h), each checked by tests/gpu/norm_variants_test.cc.
   for (const bench::NormSweepCase& c : bench::NormSweep())

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <functional>
 #include <random>
 #include <stdexcept>
@@ -142,16 +141,6 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
-  // --timeline: only the 16k-token append (default form) and the copy of its bytes, each timed
-  // synced and back to back as below, for a profiler's timeline (nsys) of the two.
-  for (int i = 1; i < argc; ++i)
-    if (!std::strcmp(argv[i], "--timeline")) {
-      BenchCopy(16384);
-      Bench(engine, 16384, 64, KvLayout::kNHD, DType::kBF16);
-      BenchCopy(16384);
-      Bench(engine, 16384, 64, KvLayout::kNHD, DType::kBF16);
-      return 0;
-    }
   BenchCopy(16384);
   BenchCopy(8192);
   Bench(engine, 1, 1, KvLayout::kNHD, DType::kBF16);

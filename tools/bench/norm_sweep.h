@@ -12,13 +12,10 @@ namespace flashjit::bench {
 
 // One-row-per-block kernel (norm_one_pass.cuh) unless `gs` (the resident-grid loop, one block
 // per row) or `pf` (a resident grid that prefetches the next row group); `wp`: weights
-// prefetched into L1; `cs`: evict-first hints on activations; `bulk` 1: rows through the
-// bulk-copy engine with `stages` row buffers per block (norm_bulk.cuh), 2: the same as a pure
-// copy (out = x: the engine's ceiling, not a norm; the GPU test checks it copies exactly).
+// prefetched into L1; `cs`: evict-first hints on activations.
 struct NormKnob {
   int threads, items, rows = 1;
   bool pf = false, gs = false, wp = false, cs = true;
-  int bulk = 0, stages = 2;
 
   ops::NormSpec Spec() const {
     ops::NormSpec s;
@@ -29,20 +26,9 @@ struct NormKnob {
     s.grid_stride = gs;
     s.wprefetch = wp;
     s.streaming = cs;
-    s.bulk = static_cast<uint8_t>(bulk);
-    s.stages = static_cast<uint8_t>(stages);
     return s;
   }
 };
-
-// A bulk knob: `mode` 1 norm, 2 copy; `cs` false: no evict-first L2 policy on the copies.
-inline NormKnob BulkKnob(int threads, int items, int stages, int mode = 1, bool cs = true) {
-  NormKnob k{threads, items};
-  k.cs = cs;
-  k.bulk = mode;
-  k.stages = stages;
-  return k;
-}
 
 struct NormSweepCase {
   ops::NormKind kind;
@@ -53,52 +39,21 @@ struct NormSweepCase {
 inline std::vector<NormSweepCase> NormSweep() {
   using K = ops::NormKind;
   using N = NormKnob;
-  auto B = [](int t, int i, int st, int mode = 1, bool cs = true) {
-    return BulkKnob(t, i, st, mode, cs);
-  };
-  // N{threads, items, rows, pf, gs, wp, cs}; B(threads, items, stages, mode)
+  // N{threads, items, rows, pf, gs, wp, cs}
   return {
       {K::kRms,
        8192,
        0,
        8192,
-       {N{128, 8, 1, false, false, true},
-        N{128, 8},
-        N{256, 4},
-        N{128, 8, 1, false, true},
-        N{128, 8, 1, false, true, false, false},
-        N{128, 8, 1, false, false, false, false},
-        B(256, 4, 2),
-        B(256, 4, 3),
-        B(256, 4, 4),
-        B(128, 8, 2),
-        B(128, 8, 3),
-        B(512, 2, 3),
-        B(256, 4, 2, 2),
-        B(256, 4, 3, 2),
-        B(256, 4, 4, 2),
-        B(128, 8, 3, 2),
-        B(256, 4, 3, 1, false),
-        B(256, 4, 3, 2, false),
-        B(64, 16, 1),
-        B(128, 8, 1),
-        B(256, 4, 1),
-        B(64, 16, 1, 2),
-        B(128, 8, 1, 2),
-        B(256, 4, 1, 2)}},
+       {N{128, 8, 1, false, false, true}, N{128, 8}, N{256, 4}, N{128, 8, 1, false, true},
+        N{128, 8, 1, false, true, false, false}, N{128, 8, 1, false, false, false, false}}},
       {K::kRms,
        16384,
        0,
        4096,
        {N{64, 8, 1, false, false, true}, N{64, 8}, N{128, 4}, N{256, 2},
-        N{64, 8, 1, false, true, false, false}, B(128, 4, 2), B(128, 4, 3), B(128, 4, 4),
-        B(256, 2, 3), B(128, 4, 2, 2), B(128, 4, 3, 2)}},
-      {K::kRms,
-       4096,
-       0,
-       16384,
-       {N{256, 8}, N{512, 4}, N{256, 8, 1, false, true}, B(256, 8, 2), B(256, 8, 3), B(512, 4, 3),
-        B(256, 8, 3, 2)}},
+        N{64, 8, 1, false, true, false, false}}},
+      {K::kRms, 4096, 0, 16384, {N{256, 8}, N{512, 4}, N{256, 8, 1, false, true}}},
       {K::kFusedAdd,
        8192,
        0,

@@ -50,13 +50,6 @@ const spec::OpFamily* NormFamily() {
         spec::BoolField("grid_stride", false, "gs",
                         "without prefetch: the resident-grid loop instead of one row group per "
                         "block (the previous kernel, kept for comparison)"),
-        spec::IntField("bulk", {0, 1, 2}, 0, "bulk",
-                       "1: rows move through the Hopper bulk-copy engine (cp.async.bulk, rms "
-                       "only, 16-byte accesses, one row per block of >= 32 threads); 2: the same "
-                       "as a pure copy, out = x (benchmark ceiling)"),
-        spec::IntField("stages", {1, 2, 3, 4}, 2, "st",
-                       "bulk only: row buffers per block over a resident grid; 1: one row per "
-                       "block over a full grid"),
     };
     f.check = [](const spec::Json& s) {
       const int threads = s["threads"].get<int>(), rows = s["rows"].get<int>();
@@ -68,14 +61,6 @@ const spec::OpFamily* NormFamily() {
             fmt::format("threads * rows = {} exceeds 1024 threads per block", threads * rows));
       if (s["kind"] == "layer" && s["gemma"].get<bool>())
         return Status::InvalidArgument("gemma: only for kind rms or fused_add, not layer");
-      if (s["bulk"].get<int>() != 0) {
-        if (s["kind"] != "rms") return Status::InvalidArgument("bulk: only for kind rms");
-        if (rows != 1 || threads < 32 || s["items"].get<int>() == 0 || s["vec"].get<int>() != 8)
-          return Status::InvalidArgument(fmt::format(
-              "bulk: needs rows 1, threads >= 32, items > 0 and vec 8; got rows {} threads {} "
-              "items {} vec {}",
-              rows, threads, s["items"].get<int>(), s["vec"].get<int>()));
-      }
       return Status::Ok();
     };
     f.entries = {{"flashjit_norm", "flashjit::norm::norm", "flashjit::norm::NormParams",
@@ -89,15 +74,13 @@ const spec::OpFamily* NormFamily() {
           "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n"
           "  static constexpr bool kGemma = {};\n  static constexpr bool kStreaming = {};\n"
           "  static constexpr bool kPrefetch = {};\n  static constexpr bool kGridStride = {};\n  "
-          "static constexpr bool kPrefetchWeights = {};\n"
-          "  static constexpr int kBulk = {};\n  static constexpr int kStages = {};\n",
+          "static constexpr bool kPrefetchWeights = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           spec::CxxType(s["wdtype"].get<std::string>()),
           kind == "rms" ? "kRms" : (kind == "fused_add" ? "kFusedAdd" : "kLayer"),
           s["threads"].get<int>(), s["rows"].get<int>(), s["vec"].get<int>(), s["items"].get<int>(),
           s["gemma"].get<bool>(), s["streaming"].get<bool>(), s["prefetch"].get<bool>(),
-          s["grid_stride"].get<bool>(), s["wprefetch"].get<bool>(), s["bulk"].get<int>(),
-          s["stages"].get<int>());
+          s["grid_stride"].get<bool>(), s["wprefetch"].get<bool>());
     };
     return f;
   }();
@@ -127,22 +110,7 @@ Result<VariantSpec> NormSpec::ToVariant() const {
                                      {"streaming", streaming != 0},
                                      {"prefetch", prefetch != 0},
                                      {"grid_stride", grid_stride != 0},
-                                     {"wprefetch", wprefetch != 0},
-                                     {"bulk", bulk},
-                                     {"stages", stages}});
-}
-
-int64_t NormBulkSmem(const NormSpec& s, int64_t row_bytes) {
-  // norm_bulk.cuh: kStages buffers of the row rounded up to 128 bytes.
-  return s.bulk ? s.stages * ((row_bytes + 127) / 128 * 128) : 0;
-}
-
-bool NormBulkFits(const NormSpec& s, int ndim, int64_t hidden, int vec, int elem_bytes) {
-  constexpr int64_t kMaxSmem = 227 * 1024;  // sm_90 opt-in limit per block
-  return s.bulk != 0 && s.kind == NormKind::kRms && ndim == 2 && vec * elem_bytes == 16 &&
-         s.vec * elem_bytes == 16 && s.threads >= 32 && s.rows == 1 && s.items > 0 &&
-         hidden <= int64_t{s.threads} * s.items * vec &&
-         NormBulkSmem(s, hidden * elem_bytes) <= kMaxSmem;
+                                     {"wprefetch", wprefetch != 0}});
 }
 
 NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, int vec, bool gemma,

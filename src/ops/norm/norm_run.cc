@@ -98,10 +98,6 @@ Status RunNorm(Engine& engine, const NormArgs& a, void* stream, const NormSpec* 
     spec.gemma = chosen.gemma;
     if (spec.threads > 32) spec.rows = 1;
   }
-  // The bulk kernel where it fits (NormBulkFits), else the chooser's ordinary kernel.
-  const int64_t row_bytes = hidden * DTypeBytes(in.dtype);
-  if (spec.bulk && !NormBulkFits(spec, in.ndim, hidden, vec, DTypeBytes(in.dtype)))
-    spec = ChooseNorm(a.kind, in.dtype, a.weight.dtype, hidden, vec, a.gemma, rows);
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   norm::NormParams p{};
@@ -120,13 +116,8 @@ Status RunNorm(Engine& engine, const NormArgs& a, void* stream, const NormSpec* 
   runtime::LaunchConfig cfg;
   cfg.block_x = spec.threads * spec.rows;
   const int64_t groups = (rows + spec.rows - 1) / spec.rows;
-  cfg.dynamic_smem = static_cast<uint32_t>(NormBulkSmem(spec, row_bytes));
-  // A resident grid for the prefetching kernel and the bulk kernel's row buffers; one block per
-  // row group otherwise (the bulk kernel with stages 1 included).
-  const bool resident = spec.bulk ? spec.stages > 1 : spec.prefetch != 0;
-  cfg.grid_x = resident ? ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x), groups,
-                                       static_cast<int>(cfg.dynamic_smem))
-                        : static_cast<uint32_t>(groups);
+  cfg.grid_x = spec.prefetch ? ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x), groups)
+                             : static_cast<uint32_t>(groups);
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(stream));
 }
 

@@ -27,25 +27,12 @@ struct NormSpec {
   uint8_t prefetch = 1;     // load the next row group early (grid of resident blocks)
   uint8_t grid_stride = 0;  // with prefetch = 0: the resident-grid loop (one block per row)
   uint8_t wprefetch = 0;    // one-pass kernel: weights prefetched into L1 before the reduction
-  // 1: rows through the Hopper bulk-copy engine (templates/norm/norm_bulk.cuh; rms only, 16-byte
-  // aligned rows); 2: the same machinery as a pure copy (out = x), the benchmark's ceiling.
-  uint8_t bulk = 0;
-  uint8_t stages = 2;  // bulk only: row buffers per block (resident grid); 1: one row per block
   uint8_t pad_ = 0;
 
   Result<VariantSpec> ToVariant() const;
 };
 
 // The variant for `rows` rows of `hidden` elements accessed `vec` at a time.
-// Dynamic shared memory of a bulk variant for rows of `row_bytes` (0 for the others).
-int64_t NormBulkSmem(const NormSpec& s, int64_t row_bytes);
-
-// Whether bulk variant `s` can run rows of `hidden` elements of `elem_bytes` accessed `vec` at a
-// time, `ndim`-D input: rms, 2-D, 16-byte accesses (x, out, strides and weight aligned), the row
-// within the variant's tile and its buffers within Hopper's 227 KB of shared memory per block.
-// RunNorm runs the chooser's ordinary kernel where this is false.
-bool NormBulkFits(const NormSpec& s, int ndim, int64_t hidden, int vec, int elem_bytes);
-
 NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, int vec, bool gemma,
                     int64_t rows);
 
