@@ -240,7 +240,8 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // version (no lane-private window, no lean cluster steps), 5 the default without the lean
   // cluster steps, for A/B. The lane-private window pays only with more rows than SMs, one
   // block per row (measured on the H200, 2026-11-29 session 5, docs/perf/sampling.md: B = 256 x
-  // 128256 flat 116.7 -> 112.5 us b2b, peaked 89.6 -> 90.8; at B = 1 and 64 it cost 0.5-1 us).
+  // 128256 flat 116.7 -> 112.5 us b2b, peaked 89.6 -> 90.8; B = 256 x 32000 flat the same,
+  // peaked +1; at B = 1 and 64, clusters, it cost 0.5-1 us).
   const bool lane_window = tune.candidates != 4 && launch.chunk >= kSamplingLaneWindowMinChunk &&
                            launch.cluster == 1 && batch > (traits.sms > 0 ? traits.sms : 132);
   p.cand_form =
