@@ -255,9 +255,10 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream, const RopeSpec* 
   if (spec.kernel == 2) {
     const int64_t tokens_per_block = cfg.block_x / (chunks * slots);
     const int64_t blocks = (nnz + tokens_per_block - 1) / tokens_per_block;
-    cfg.grid_x = full_grid ? static_cast<uint32_t>(std::min<int64_t>(blocks, 0x7fffffff))
-                           : ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x), blocks);
     cfg.dynamic_smem = static_cast<uint32_t>(row_smem);
+    cfg.grid_x = full_grid ? static_cast<uint32_t>(std::min<int64_t>(blocks, 0x7fffffff))
+                           : ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x), blocks,
+                                          static_cast<int>(row_smem));
   } else if (spec.kernel == 1) {
     cfg.grid_x = static_cast<uint32_t>((nnz + tile_tokens - 1) / tile_tokens);
     cfg.dynamic_smem = static_cast<uint32_t>(tile_tokens * (8 * angle_ld + 8));
