@@ -59,7 +59,8 @@ struct FLASHJIT_API SamplingTuning {
   // the block has at most 512 threads). For A/B only: 2 two passes as first written (float
   // weight tests, the draw walked by one thread), 3 the same with the draw walked by one warp,
   // 4 session 4's final form (no lane-private window in pass 1, no lean cluster steps), 5 as 1
-  // without the lean cluster steps.
+  // without the lean cluster steps, 6 as 1 with pass 2's boundary-bin candidates in per-lane
+  // columns (no ballots).
   int candidates = -1;
   // Threads per block: 32, 64, ..., 1024 (>= 256 with clusters); 0: chosen.
   int threads = 0;

@@ -7,10 +7,11 @@ namespace flashjit::sampling {
 
 // SamplingParams::cand_form of the two-pass top-p kernel (top_p_candidates.cuh), bit by bit:
 // the default sets them where they pay; A/B clears some.
-constexpr int kFormWarpWalk = 1;     // the draw's walk by the holder's warp, not the holder alone
-constexpr int kFormBits = 2;         // passes 1 and 2 on weight bits tested as integers
-constexpr int kFormLaneWindow = 4;   // with kFormBits: pass 1 into lane-private window bins
-constexpr int kFormClusterLean = 8;  // cluster merges fully unrolled; bad flag with pass 2's
+constexpr int kFormWarpWalk = 1;      // the draw's walk by the holder's warp, not the holder alone
+constexpr int kFormBits = 2;          // passes 1 and 2 on weight bits tested as integers
+constexpr int kFormLaneWindow = 4;    // with kFormBits: pass 1 into lane-private window bins
+constexpr int kFormClusterLean = 8;   // cluster merges fully unrolled; bad flag with pass 2's
+constexpr int kFormLaneColumns = 16;  // with kFormBits: pass 2's candidates in per-lane columns
 
 // Bins of the two-pass top-p kernel's lane-private window (top_p_candidates.cuh: LaneWindow): two
 // arrays of kLaneWindowBins x 32 words, kept in the candidate regions' memory, which the host

@@ -6,7 +6,10 @@
 //   pass 2 (L2 or the slice cache): each thread sums the weights above b0 that it owns, in a
 //                  fixed order, and each warp copies b0's elements (key, position) into its own
 //                  region of shared memory, in a fixed order (ballot + popc: no shared counter,
-//                  the same contents on every run).
+//                  the same contents on every run). kFormLaneColumns (A/B): each lane copies
+//                  its own b0 elements into its own column of the warp's region (entry j of
+//                  lane l at j * 32 + l): no ballots, no warp-wide count; a lane past its
+//                  column's end overflows as a warp past its region does.
 //   digits 2, 3:   bits 19..10 and 9..0, over those candidates only. The threshold T and the
 //                  kept set {key >= T} are exactly the radix select's (radix_select.cuh): same
 //                  keys, same target, same rule at the boundary (ties all kept).
@@ -85,8 +88,7 @@ FLASHJIT_DEVICE uint32_t LaneWindowFirstBin(int64_t vocab) {
 }
 
 struct CandidateState {
-  uint32_t count[32];  // elements of b0 each warp found (its region holds min(count, per_warp))
-  long long index;     // the drawn element
+  long long index;  // the drawn element
 };
 
 // Shared-memory regions of the candidates: warp w owns entries [w * per_warp, (w+1) * per_warp).
@@ -101,6 +103,9 @@ struct TopPSelection {
   uint32_t bin = 0;  // b0, key bits 30..20
   bool ok = false;   // every block's candidates hold all of its b0 elements
   float above = 0;   // this thread's mass of its own elements above b0, in its walk order
+  // This thread's entries of its warp's region: i = lane, lane + 32, ... < cand_end (the warp's
+  // count, lane-strided; with kFormLaneColumns 32 x the lane's own count: its column).
+  int cand_end = 0;
 };
 
 FLASHJIT_DEVICE uint32_t CandidateKey(float w) { return __float_as_uint(w) & 0x7FFFFFFFu; }
@@ -199,9 +204,8 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
         for (int j = 0; j < kVec; ++j) add(CandidateKey(w[j]));
       });
     } else if (out.ok) {
-      const int n = min(static_cast<int>(cst.count[warp]), cr.per_warp);
       const uint32_t* keys = cr.key + warp * cr.per_warp;
-      for (int i = lane; i < n; i += 32) {
+      for (int i = lane; i < out.cand_end; i += 32) {
         const uint32_t key = keys[i];
         if ((key >> hi_shift) == prefix) add(key);
       }
@@ -309,6 +313,13 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
       uint32_t* keys = cr.key + warp * cr.per_warp;
       uint32_t* pos = cr.pos + warp * cr.per_warp;
       const uint32_t below_me = (1u << lane) - 1u;
+      // kFormLaneColumns: this lane's j-th entry at [j * 32 + lane] of the warp's region, up to
+      // `cap` of them: no ballots, no warp-wide counter; each lane's stores hit its own bank.
+      const bool columns = (form & kFormBits) && (form & kFormLaneColumns);
+      const uint32_t cap = static_cast<uint32_t>(cr.per_warp / 32);
+      uint32_t n_own = 0;
+      uint32_t* col_key = keys + lane;
+      uint32_t* col_pos = pos + lane;
       for (int64_t g = 0; g < vecs; g += kUnroll * kThreads) {
         typename Src::Raw r[kUnroll];
 #pragma unroll
@@ -316,7 +327,28 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
           const int64_t v = g + u * kThreads + threadIdx.x;
           if (v < vecs) r[u] = src.Load(src.begin + v * kVec);
         }
-        if (form & kFormBits) {
+        if (columns) {
+#pragma unroll
+          for (int u = 0; u < kUnroll; ++u) {
+            const int64_t v = g + u * kThreads + threadIdx.x;
+            if (v >= vecs) continue;
+            uint32_t k[kVec];
+            uint32_t unused = 0;
+            src.WeightBits(r[u], k, unused);
+#pragma unroll
+            for (int j = 0; j < kVec; ++j) {
+              const uint32_t kb = k[j] >> kCandidateShift;
+              if (kb > out.bin) above += __uint_as_float(k[j]);
+              if (kb == out.bin) {
+                if (n_own < cap) {
+                  col_key[n_own * 32] = k[j];
+                  col_pos[n_own * 32] = static_cast<uint32_t>(v * kVec + j);
+                }
+                ++n_own;
+              }
+            }
+          }
+        } else if (form & kFormBits) {
 #pragma unroll
           for (int u = 0; u < kUnroll; ++u) {
             const int64_t v = g + u * kThreads + threadIdx.x;
@@ -389,10 +421,13 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
           }
         }
       }
-      if (lane == 0) cst.count[warp] = n_warp;
       out.above = above;
+      out.cand_end = columns ? static_cast<int>(min(n_own, cap)) * 32
+                             : min(static_cast<int>(n_warp), cr.per_warp);
+      // This thread's share of b0's size: the warp's count on lane 0, or its own.
+      const uint32_t n_mine = columns ? n_own : (lane == 0 ? n_warp : 0u);
       // The block reductions' barriers also publish the regions and counts.
-      const bool overflow = n_warp > static_cast<uint32_t>(cr.per_warp);
+      const bool overflow = columns ? n_own > cap : n_warp > static_cast<uint32_t>(cr.per_warp);
       if (form & kFormClusterLean) {
         // The row's bad flag travels with the overflow flag (pass 1 has seen every weight): one
         // block sum (1 per overflowing thread, 2^16 per thread that saw a bad number) and one
@@ -400,19 +435,17 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
         const bool bad_here = bad || (bad_bits & 0x7FFFFFFFu) != 0;
         const int both =
             BlockReduce<kThreads>((overflow ? 1 : 0) + (bad_here ? 0x10000 : 0), s, OpAdd());
-        double over[3] = {
-            (both & 0xFFFF) != 0 ? 1.0 : 0.0,
-            static_cast<double>(BlockReduce<kThreads>(lane == 0 ? n_warp : 0u, s, OpAdd())),
-            (both >> 16) != 0 ? 1.0 : 0.0};
+        double over[3] = {(both & 0xFFFF) != 0 ? 1.0 : 0.0,
+                          static_cast<double>(BlockReduce<kThreads>(n_mine, s, OpAdd())),
+                          (both >> 16) != 0 ? 1.0 : 0.0};
         ClusterAllReduce<kCluster>(over, 0b101u, cs);  // overflow, b0's size, bad: in the row
         out.ok = over[0] == 0;
         b0_count = over[1];
         bad_known = true;
         res.bad = over[2] != 0;
       } else {
-        double over[2] = {
-            static_cast<double>(BlockReduce<kThreads>(overflow ? 1 : 0, s, OpMax())),
-            static_cast<double>(BlockReduce<kThreads>(lane == 0 ? n_warp : 0u, s, OpAdd()))};
+        double over[2] = {static_cast<double>(BlockReduce<kThreads>(overflow ? 1 : 0, s, OpMax())),
+                          static_cast<double>(BlockReduce<kThreads>(n_mine, s, OpAdd()))};
         ClusterAllReduce<kCluster>(over, 1u, cs);  // overflow anywhere; b0's size in the row
         out.ok = over[0] == 0;
         b0_count = over[1];
@@ -443,8 +476,9 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
 }
 
 // The element of this block's kept set {key >= sel.key} at `target` in [0, kept mass of the
-// slice), in the order [kept candidates (warp regions, lane-strided), then the elements above b0
-// of thread 0, 1, ...]. Returns -1 only when the slice keeps no mass. REQUIRES: t.ok.
+// slice), in the order [kept candidates (thread by thread, each its entries of its warp's region
+// below t.cand_end), then the elements above b0 of thread 0, 1, ...]. Returns -1 only when the
+// slice keeps no mass. REQUIRES: t.ok.
 template <class V, class Src>
 FLASHJIT_DEVICE long long PickTopPCandidate(const SliceView<V, Src>& src, const TopPSelection& t,
                                             double target, BlockScratch& s, CandidateState& cst,
@@ -458,7 +492,7 @@ FLASHJIT_DEVICE long long PickTopPCandidate(const SliceView<V, Src>& src, const 
   // Kept candidates' mass in units of b0's significand ulp: integers, exact in any order.
   const int exp = static_cast<int>(t.bin >> 3) & 0xFF;
   const double unit = ldexp(1.0, (exp ? exp : 1) - 150);
-  const int n = min(static_cast<int>(cst.count[warp]), cr.per_warp);
+  const int n = t.cand_end;
   const uint32_t* keys = cr.key + warp * cr.per_warp;
   const uint32_t* pos = cr.pos + warp * cr.per_warp;
   double mine = 0;

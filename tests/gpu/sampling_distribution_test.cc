@@ -279,7 +279,9 @@ TEST_CASE("cluster-split rows draw from the exact filtered distribution", "[gpu]
 // row and overflows the candidate regions: it must fall back to the radix select over the slice
 // and still draw exactly. One block per row (with the window: 2^20 rows, more than SMs) runs in
 // 256-thread blocks (two rows per SM, the default there) and, for the default form, in
-// 512-thread ones; clusters of 8 and 2 (no window) run the lean cluster steps.
+// 512-thread ones; clusters of 8 and 2 (no window) run the lean cluster steps. Pass 2's
+// per-lane candidate columns (candidates 6) on the ordinary, nearly uniform and tiny rows and
+// on a row that overflows one lane's column while its warp's region holds it.
 TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact distribution",
           "[gpu][sampling]") {
   std::mt19937 rng(Seed());
@@ -301,6 +303,17 @@ TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact dist
   // without its implicit bit in the bin masses), the largest normal.
   std::vector<float> tiny(vocab);
   for (int64_t i = 0; i < vocab; ++i) tiny[i] = std::ldexp(ordinary[i], -115);
+  // Lane-skewed: the 4 elements of every 256th vector in [1, 1.05) x 2^-8 (one bin, the top one,
+  // 62.5 % of the mass; a few exact ties), the rest a flat row scaled to the other 37.5 %. The
+  // boundary bin at p = 0.6 is the heavy one, and all of a slice's heavy vectors fall to one
+  // thread (or two, in 512-thread blocks): 20 elements for that thread in clusters of 8 (5000-
+  // element slices), 40 in clusters of 2, 156 or 78 with one block per row: past its per-lane
+  // column (10, 20, 32 entries: tuning.candidates 6 overflows everywhere), well within its warp's
+  // region (the default keeps them).
+  std::vector<float> skewed = RandomProbs(vocab, rng, 1.f);
+  for (int64_t i = 0; i < vocab; ++i)
+    skewed[i] = (i / 4) % 256 == 0 ? std::ldexp(near_one(rng), -8) : skewed[i] * 0.375f;
+  for (int i = 1; i < 6; ++i) skewed[i * 1024 * 5 + 1] = skewed[2];
   struct Case {
     const char* name;
     const std::vector<float>* row;
@@ -318,12 +331,17 @@ TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact dist
         Case{"nearly uniform, two passes (overflow)", &uniform, 0.6f, 1},
         Case{"nearly uniform, radix select", &uniform, 0.6f, 0},
         Case{"tiny (subnormal), two passes", &tiny, 0.5f, 1},
-        Case{"tiny (subnormal), radix select", &tiny, 0.5f, 0}}) {
+        Case{"tiny (subnormal), radix select", &tiny, 0.5f, 0},
+        Case{"ordinary, two passes in per-lane columns", &ordinary, 0.5f, 6},
+        Case{"nearly uniform, per-lane columns (overflow)", &uniform, 0.6f, 6},
+        Case{"tiny (subnormal), per-lane columns", &tiny, 0.5f, 6},
+        Case{"lane-skewed, two passes", &skewed, 0.6f, 1},
+        Case{"lane-skewed, per-lane columns (a column overflows)", &skewed, 0.6f, 6}}) {
     const std::vector<double> w = ref::SanitizeProbs(*c.row);
     DeviceBuffer din = UploadVector(*c.row);
     for (SamplingTuning t : {SamplingTuning{8, -1}, SamplingTuning{2, 0}, SamplingTuning{1, 0},
                              SamplingTuning{1, 0, -1, 512}}) {
-      if (t.threads == 512 && c.candidates != 1) continue;
+      if (t.threads == 512 && c.candidates != 1 && c.candidates != 6) continue;
       t.candidates = c.candidates;
       CheckDistribution(
           fmt::format("top_p {} {}", c.p, c.name), DType::kF32, din,

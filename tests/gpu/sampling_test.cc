@@ -99,42 +99,45 @@ TEST_CASE("bad rows give in-range tokens and a cleared valid flag", "[gpu][sampl
 }
 
 // Top-p over 64 rows (clusters of 2) and 200 rows (more rows than SMs: one 256-thread block per
-// row, two per SM).
+// row, two per SM); the default and pass 2's per-lane candidate columns (candidates 6).
 TEST_CASE("same seed and offset give the same tokens; another offset differs", "[gpu][sampling]") {
-  for (const int64_t batch : {64, 200}) {
-    std::mt19937 rng(Seed());
-    const int64_t vocab = 32000;
-    std::vector<float> probs;
-    for (int64_t r = 0; r < batch; ++r) {
-      std::vector<float> row = RandomProbs(vocab, rng, 1.f);  // flat: many candidates
-      probs.insert(probs.end(), row.begin(), row.end());
+  for (const int candidates : {-1, 6})
+    for (const int64_t batch : {64, 200}) {
+      INFO(fmt::format("candidates {}, {} rows", candidates, batch));
+      std::mt19937 rng(Seed());
+      const int64_t vocab = 32000;
+      std::vector<float> probs;
+      for (int64_t r = 0; r < batch; ++r) {
+        std::vector<float> row = RandomProbs(vocab, rng, 1.f);  // flat: many candidates
+        probs.insert(probs.end(), row.begin(), row.end());
+      }
+      DeviceBuffer din = UploadVector(probs), dout(batch * 4);
+      TensorView in = TensorView::Contiguous(din.data(), DType::kF32, {batch, vocab});
+      TensorView out = TensorView::Contiguous(dout.data(), DType::kI32, {batch});
+      auto draw = [&](uint64_t seed, uint64_t offset) {
+        SamplingOptions o;
+        o.rng.seed = seed;
+        o.rng.offset = offset;
+        o.tuning.candidates = candidates;
+        dout.Fill(0xFF);
+        REQUIRE(TopPSamplingFromProbs(TestEngine(), in, out, 0.95f, {}, o).ok());
+        Synchronize();
+        return DryRun() ? std::vector<int32_t>(batch) : DownloadVector<int32_t>(dout, batch);
+      };
+      const uint64_t seed = rng();
+      std::vector<int32_t> a = draw(seed, 0), b = draw(seed, 0), c = draw(seed, 1),
+                           d = draw(seed + 1, 0);
+      if (DryRun()) continue;
+      CHECK(a == b);
+      int diff_offset = 0, diff_seed = 0;
+      for (int64_t r = 0; r < batch; ++r) {
+        diff_offset += a[r] != c[r];
+        diff_seed += a[r] != d[r];
+      }
+      INFO(fmt::format("rows differing: offset {} seed {} of {}", diff_offset, diff_seed, batch));
+      CHECK(diff_offset > batch / 2);
+      CHECK(diff_seed > batch / 2);
     }
-    DeviceBuffer din = UploadVector(probs), dout(batch * 4);
-    TensorView in = TensorView::Contiguous(din.data(), DType::kF32, {batch, vocab});
-    TensorView out = TensorView::Contiguous(dout.data(), DType::kI32, {batch});
-    auto draw = [&](uint64_t seed, uint64_t offset) {
-      SamplingOptions o;
-      o.rng.seed = seed;
-      o.rng.offset = offset;
-      dout.Fill(0xFF);
-      REQUIRE(TopPSamplingFromProbs(TestEngine(), in, out, 0.95f, {}, o).ok());
-      Synchronize();
-      return DryRun() ? std::vector<int32_t>(batch) : DownloadVector<int32_t>(dout, batch);
-    };
-    const uint64_t seed = rng();
-    std::vector<int32_t> a = draw(seed, 0), b = draw(seed, 0), c = draw(seed, 1),
-                         d = draw(seed + 1, 0);
-    if (DryRun()) continue;
-    CHECK(a == b);
-    int diff_offset = 0, diff_seed = 0;
-    for (int64_t r = 0; r < batch; ++r) {
-      diff_offset += a[r] != c[r];
-      diff_seed += a[r] != d[r];
-    }
-    INFO(fmt::format("rows differing: offset {} seed {} of {}", diff_offset, diff_seed, batch));
-    CHECK(diff_offset > batch / 2);
-    CHECK(diff_seed > batch / 2);
-  }
 }
 
 void Check(CUresult rc, const char* what) {

@@ -122,7 +122,7 @@ TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
                     "options.tuning.cache_bytes");
   }
-  for (int c : {-2, 6}) {
+  for (int c : {-2, 7}) {
     SamplingOptions o;
     o.tuning.candidates = c;
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
@@ -205,6 +205,13 @@ TEST_CASE("sampling: candidate regions of the two-pass top-p path", "[sampling]"
   CHECK(SamplingCandidatesPerWarp(64128, 512, ops::kSamplingMaxDynamicSmem) == 0);
   // 1024-thread blocks keep the radix select.
   CHECK(SamplingCandidatesPerWarp(128256, 1024, 0) == 0);
+  // Per-lane columns (tuning.candidates 6): half the slice. B = 1: 16032 / 16 / 2 = 501 -> 512
+  // per warp, 16 per lane; B = 64: 2004 -> capped at 1024, 32 per lane; B = 1 x 32000 (256
+  // threads, 4000-element slices): 250 -> 256, 8 per lane; within the room as before.
+  CHECK(SamplingCandidatesPerWarp(16032, 512, 64128, true) == 512);
+  CHECK(SamplingCandidatesPerWarp(64128, 512, 0, true) == 1024);
+  CHECK(SamplingCandidatesPerWarp(4000, 256, 16000, true) == 256);
+  CHECK(SamplingCandidatesPerWarp(64128, 512, 163840, true) == 320);
 }
 
 // Engines built for different archs on one device never share the cluster decision: after an

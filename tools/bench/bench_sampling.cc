@@ -149,6 +149,14 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 5;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
+      // Session 5 round 2: the default with pass 2's candidates in per-lane columns (no
+      // ballots; candidates 6).
+      {"top_p0.9_lanecols",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 6;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
   };
 }
 

@@ -192,14 +192,14 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
   return l;
 }
 
-int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes) {
+int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes, bool columns) {
   // A flat row (softmax of logits with std 1, V = 128256) puts about 3% of its elements into the
   // boundary bin; a sixth of the slice leaves room for rows five times flatter.
   // 1024-thread blocks (at most 64 registers) spill the two-pass kernel heavily (NVRTC sm_90a:
   // 776 B against 48 for the radix select): they keep the radix select.
   if (threads > 512) return 0;
   const int64_t warps = std::max(1, threads / 32);
-  int64_t per_warp = (chunk / warps / 6 + 31) / 32 * 32;
+  int64_t per_warp = (chunk / warps / (columns ? 2 : 6) + 31) / 32 * 32;
   per_warp = std::clamp<int64_t>(per_warp, 32, 1024);
   const int64_t room = kSamplingMaxDynamicSmem - (cache_bytes + 15) / 16 * 16;
   per_warp = std::min(per_warp, room / (warps * 8) / 32 * 32);

@@ -146,9 +146,10 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     return Status::InvalidArgument(
         fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
                     tune.cache_bytes, kSamplingMaxCacheBytes));
-  if (tune.candidates < -1 || tune.candidates > 5)
-    return Status::InvalidArgument(fmt::format(
-        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, 3, 4, 5", tune.candidates));
+  if (tune.candidates < -1 || tune.candidates > 6)
+    return Status::InvalidArgument(
+        fmt::format("options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, 3, 4, 5, 6",
+                    tune.candidates));
   if (tune.threads != 0 &&
       (tune.threads < 32 || tune.threads > 1024 || (tune.threads & (tune.threads - 1)) != 0))
     return Status::InvalidArgument(
@@ -205,7 +206,8 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // and peaked (B = 256 x 128256, rows 131 MB, past the L2: 178.4 -> 127.9 us flat, 132.0 ->
   // 97.2 peaked); larger batches are unmeasured.
   if (top_p_sample && candidates)
-    cand_per_warp = SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes);
+    cand_per_warp =
+        SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes, tune.candidates == 6);
   spec.candidates = cand_per_warp > 0 ? 1 : 0;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
@@ -238,9 +240,10 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // The two-pass kernel's forms (kForm* in sampling_params.cuh): 2 and 3 are session 4's
   // first version of the passes, with the one-thread (2) or the one-warp (3) walk, 4 its final
   // version (no lane-private window, no lean cluster steps), 5 the default without the lean
-  // cluster steps, for A/B. The lane-private window pays only with more rows than SMs, one
-  // block per row (measured on the H200, 2026-11-29 session 5, docs/perf/sampling.md: B = 256 x
-  // 128256 flat 116.7 -> 112.5 us b2b, peaked 89.6 -> 90.8; B = 256 x 32000 flat the same,
+  // cluster steps, for A/B, 6 the default with pass 2's candidates in per-lane columns
+  // (kFormLaneColumns; not yet measured). The lane-private window pays only with more rows than
+  // SMs, one block per row (measured on the H200, 2026-11-29 session 5, docs/perf/sampling.md: B =
+  // 256 x 128256 flat 116.7 -> 112.5 us b2b, peaked 89.6 -> 90.8; B = 256 x 32000 flat the same,
   // peaked +1; at B = 1 and 64, clusters, it cost 0.5-1 us).
   const bool lane_window = tune.candidates != 4 && launch.chunk >= kSamplingLaneWindowMinChunk &&
                            launch.cluster == 1 && batch > (traits.sms > 0 ? traits.sms : 132);
@@ -250,7 +253,8 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
           ? sampling::kFormWarpWalk
           : sampling::kFormWarpWalk | sampling::kFormBits |
                 (lane_window ? sampling::kFormLaneWindow : 0) |
-                (tune.candidates == 4 || tune.candidates == 5 ? 0 : sampling::kFormClusterLean);
+                (tune.candidates == 4 || tune.candidates == 5 ? 0 : sampling::kFormClusterLean) |
+                (tune.candidates == 6 ? sampling::kFormLaneColumns : 0);
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(batch * launch.cluster);
   cfg.cluster_x = static_cast<uint32_t>(launch.cluster);

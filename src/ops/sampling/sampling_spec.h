@@ -71,8 +71,13 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 // in shared memory after the slice cache. Entries per warp for a block of `threads` over
 // `chunk` elements whose cache takes `cache_bytes`: room for a sixth of the slice, at most 1024
 // per warp and within the shared memory left; 0 when less than 32 per warp fit or the block
-// has 1024 threads (then the radix select over the slice runs instead).
-int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes);
+// has 1024 threads (then the radix select over the slice runs instead). `columns` (the
+// per-lane candidate columns, tuning.candidates 6): room for half the slice, since each lane's
+// column holds only its own elements (a sixth of them would leave 6 per lane at B = 1 x 128256
+// in clusters of 8, where a flat row gives a lane about 1 on average and some lane of the row
+// more than 6 in about a third of the rows).
+int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes,
+                              bool columns = false);
 // The two-pass top-p kernel's pass 1 adds into lane-private window bins
 // (templates/sampling/top_p_candidates.cuh) with one block per row for more rows than SMs
 // (sampling_run.cc, measured) and slices of at least this many elements: on shorter ones
