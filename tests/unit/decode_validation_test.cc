@@ -193,6 +193,13 @@ TEST_CASE("decode schedule merges uniform splits in a thread-block cluster", "[d
   CHECK(mid.work[6].kv_start == 100);
   CHECK(mid.work[7].kv_start == 2148);
   CHECK(mid.work[7].kv_end == 4096);
+  // Chunks beyond cluster_max_chunk (2048) merge through the workspace: 16 requests of 16k keys
+  // split in two as before.
+  std::vector<ops::DecodeRequest> long16(16, {0, 16384, 0});
+  auto l16 = ops::BuildDecodeSchedule(long16, limits);
+  CHECK(l16.chunk == 8192);
+  CHECK(l16.cluster == 0);
+  CHECK(l16.merge.size() == 16);
   // Mixed chunk counts merge through the workspace.
   std::vector<ops::DecodeRequest> mixed = mid16;
   mixed[5].kv_len = 9000;

@@ -23,7 +23,7 @@ int64_t ItemsFor(const std::vector<DecodeRequest>& requests, int64_t chunk) {
 // chunks, 2 .. max_cluster; else 0.
 int32_t ClusterFor(const std::vector<DecodeRequest>& requests, int64_t chunk,
                    const DecodeScheduleLimits& limits) {
-  if (limits.max_cluster < 2 || requests.empty()) return 0;
+  if (limits.max_cluster < 2 || requests.empty() || chunk > limits.cluster_max_chunk) return 0;
   const int64_t n = ChunksOf(requests[0], chunk);
   if (n < 2 || n > limits.max_cluster) return 0;
   for (const DecodeRequest& r : requests)

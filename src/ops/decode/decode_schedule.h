@@ -32,6 +32,10 @@ struct DecodeScheduleLimits {
   // 16 lone tiles (8 + 1 + 0.5 < 16 * 0.55 + 1).
   int max_cluster = 0;
   double cluster_merge_cost = 0.5;
+  // Longest chunk (keys) a cluster merges: beyond it the merge is under 1 % of a CTA's time,
+  // and the H200 measured B=16 L=16k / 32k (chunks of 8k / 16k, clusters of 2) at -1 % / -1 %
+  // in one machine start and 0 % / +1.6 % in another (session 5), so they keep the global merge.
+  int32_t cluster_max_chunk = 2048;
 };
 
 struct DecodeSchedule {
