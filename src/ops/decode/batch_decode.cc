@@ -69,7 +69,8 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   // batch whose unsplit items fit one per SM gains less from a split (and its merge) than the
   // wave count says. Measured on the H200 (16-bit KV, D 128): B=16 L=1k unsplit, 128 lone CTAs,
   // 24.4 us back to back against 25.7 split in two with the merge (sessions 3 and 4); 0.55 keeps
-  // that batch unsplit and changes no other shape of the benchmark.
+  // that batch unsplit and changes no other shape of the benchmark. (With the cluster merge,
+  // priced lower, that batch splits in two again: 23.8-24.0 us, session 5.)
   if (DTypeBytes(c.kv_dtype) == 2 && c.head_dim == 128 && s->limits.slots > sms)
     s->limits.lone_tile_cost = 0.55;
   // Uniform splits merge in a thread-block cluster; a captured graph keeps one launch shape,
