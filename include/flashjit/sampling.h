@@ -60,7 +60,8 @@ struct FLASHJIT_API SamplingTuning {
   // weight tests, the draw walked by one thread), 3 the same with the draw walked by one warp,
   // 4 session 4's final form (no lane-private window in pass 1, no lean cluster steps), 5 as 1
   // without the lean cluster steps, 6 as 1 with pass 2's boundary-bin candidates in per-lane
-  // columns (no ballots).
+  // columns (no ballots) at every launch shape (1 takes them with clusters of 2 and with one
+  // block per row for more rows than SMs), 7 as 1 with the per-warp ballots everywhere.
   int candidates = -1;
   // Threads per block: 32, 64, ..., 1024 (>= 256 with clusters); 0: chosen.
   int threads = 0;

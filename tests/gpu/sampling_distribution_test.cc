@@ -280,8 +280,10 @@ TEST_CASE("cluster-split rows draw from the exact filtered distribution", "[gpu]
 // and still draw exactly. One block per row (with the window: 2^20 rows, more than SMs) runs in
 // 256-thread blocks (two rows per SM, the default there) and, for the default form, in
 // 512-thread ones; clusters of 8 and 2 (no window) run the lean cluster steps. Pass 2's
-// per-lane candidate columns (candidates 6) on the ordinary, nearly uniform and tiny rows and
-// on a row that overflows one lane's column while its warp's region holds it.
+// per-lane candidate columns (candidates 6; the default's with clusters of 2 and one block per
+// row) on the ordinary, nearly uniform and tiny rows and on a row that overflows one lane's
+// column while its warp's region holds it; the per-warp ballots everywhere (7) on the ordinary
+// and the lane-skewed row.
 TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact distribution",
           "[gpu][sampling]") {
   std::mt19937 rng(Seed());
@@ -308,8 +310,9 @@ TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact dist
   // boundary bin at p = 0.6 is the heavy one, and all of a slice's heavy vectors fall to one
   // thread (or two, in 512-thread blocks): 20 elements for that thread in clusters of 8 (5000-
   // element slices), 40 in clusters of 2, 156 or 78 with one block per row: past its per-lane
-  // column (10, 20, 32 entries: tuning.candidates 6 overflows everywhere), well within its warp's
-  // region (the default keeps them).
+  // column (10, 20, 32 entries: tuning.candidates 6 overflows everywhere, the default with
+  // clusters of 2 and one block per row), well within its warp's region (the ballots keep them:
+  // 7 everywhere, the default in clusters of 8).
   std::vector<float> skewed = RandomProbs(vocab, rng, 1.f);
   for (int64_t i = 0; i < vocab; ++i)
     skewed[i] = (i / 4) % 256 == 0 ? std::ldexp(near_one(rng), -8) : skewed[i] * 0.375f;
@@ -336,7 +339,9 @@ TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact dist
         Case{"nearly uniform, per-lane columns (overflow)", &uniform, 0.6f, 6},
         Case{"tiny (subnormal), per-lane columns", &tiny, 0.5f, 6},
         Case{"lane-skewed, two passes", &skewed, 0.6f, 1},
-        Case{"lane-skewed, per-lane columns (a column overflows)", &skewed, 0.6f, 6}}) {
+        Case{"lane-skewed, per-lane columns (a column overflows)", &skewed, 0.6f, 6},
+        Case{"ordinary, two passes with the ballots everywhere", &ordinary, 0.5f, 7},
+        Case{"lane-skewed, the ballots everywhere", &skewed, 0.6f, 7}}) {
     const std::vector<double> w = ref::SanitizeProbs(*c.row);
     DeviceBuffer din = UploadVector(*c.row);
     for (SamplingTuning t : {SamplingTuning{8, -1}, SamplingTuning{2, 0}, SamplingTuning{1, 0},

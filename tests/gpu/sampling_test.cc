@@ -99,11 +99,11 @@ TEST_CASE("bad rows give in-range tokens and a cleared valid flag", "[gpu][sampl
 }
 
 // Top-p over 1 row (a cluster of 8), 64 rows (clusters of 2) and 200 rows (more rows than SMs:
-// one 256-thread block per row, two per SM); the default and pass 2's per-lane candidate columns
-// (candidates 6). One flat row of 32000 draws the same token at two offsets with a chance of
-// about 1e-4.
+// one 256-thread block per row, two per SM); the default, pass 2's per-lane candidate columns
+// everywhere (candidates 6) and its per-warp ballots everywhere (7). One flat row of 32000 draws
+// the same token at two offsets with a chance of about 1e-4.
 TEST_CASE("same seed and offset give the same tokens; another offset differs", "[gpu][sampling]") {
-  for (const int candidates : {-1, 6})
+  for (const int candidates : {-1, 6, 7})
     for (const int64_t batch : {1, 64, 200}) {
       INFO(fmt::format("candidates {}, {} rows", candidates, batch));
       std::mt19937 rng(Seed());

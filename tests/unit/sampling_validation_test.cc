@@ -122,7 +122,7 @@ TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
                     "options.tuning.cache_bytes");
   }
-  for (int c : {-2, 7}) {
+  for (int c : {-2, 8}) {
     SamplingOptions o;
     o.tuning.candidates = c;
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),

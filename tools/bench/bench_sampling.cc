@@ -150,11 +150,18 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
       // Session 5 round 2: the default with pass 2's candidates in per-lane columns (no
-      // ballots; candidates 6).
+      // ballots; candidates 6) at every shape, and with the ballots at every shape (7, the
+      // default before round 2). The default takes the columns at B = 64 and 256.
       {"top_p0.9_lanecols",
        [=, &e](int i) {
          SamplingOptions two = opt;
          two.tuning.candidates = 6;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
+      {"top_p0.9_ballots",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 7;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
   };
