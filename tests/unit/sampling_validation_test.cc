@@ -189,6 +189,27 @@ TEST_CASE("sampling launch choice: clusters and slice caches on sm_90", "[sampli
   CHECK(l.cache_vecs == 50);
 }
 
+TEST_CASE("sampling: where the two-pass top-p path keeps per-lane candidate columns",
+          "[sampling]") {
+  using ops::SamplingLaneColumns;
+  // The default (-1, 1): clusters of 2 (B = 64), one block per row past one row per SM (B = 256).
+  for (int c : {-1, 1}) {
+    CHECK(SamplingLaneColumns(c, 2, 64, 132));
+    CHECK(SamplingLaneColumns(c, 1, 256, 132));
+    CHECK(SamplingLaneColumns(c, 1, 200, 0));  // SM count unknown: 132
+    CHECK_FALSE(SamplingLaneColumns(c, 1, 100, 132));
+    CHECK_FALSE(SamplingLaneColumns(c, 1, 132, 132));
+    CHECK_FALSE(SamplingLaneColumns(c, 8, 1, 132));
+    CHECK_FALSE(SamplingLaneColumns(c, 4, 16, 132));
+  }
+  // 6 forces them, 7 and the older forms never take them.
+  CHECK(SamplingLaneColumns(6, 8, 1, 132));
+  for (int c : {0, 2, 3, 4, 5, 7}) {
+    CHECK_FALSE(SamplingLaneColumns(c, 2, 64, 132));
+    CHECK_FALSE(SamplingLaneColumns(c, 1, 256, 132));
+  }
+}
+
 TEST_CASE("sampling: candidate regions of the two-pass top-p path", "[sampling]") {
   using ops::SamplingCandidatesPerWarp;
   // B = 64: 2 blocks of 512 threads over 64128 elements: a sixth of 4008 per warp, rounded up.

@@ -192,6 +192,12 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
   return l;
 }
 
+bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
+  if (candidates == 6) return true;
+  if (candidates != -1 && candidates != 1) return false;
+  return cluster == 2 || (cluster == 1 && batch > (sms > 0 ? sms : 132));
+}
+
 int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes, bool columns) {
   // A flat row (softmax of logits with std 1, V = 128256) puts about 3% of its elements into the
   // boundary bin; a sixth of the slice leaves room for rows five times flatter.

@@ -205,17 +205,8 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // than the radix select on every benchmark shape, B = 1 / 64 / 256 x V = 128256 / 32000, flat
   // and peaked (B = 256 x 128256, rows 131 MB, past the L2: 178.4 -> 127.9 us flat, 132.0 ->
   // 97.2 peaked); larger batches are unmeasured.
-  // Pass 2's candidates in per-lane columns (kFormLaneColumns) in the default form where they
-  // paid on the H200 (2026-11-29, session 5 round 2, docs/perf/sampling.md; b2b): clusters of 2
-  // (B = 64 x 128256 flat 44.3 -> 41.9 us, peaked the same; x 32000 -0.2) and one block per
-  // row with more rows than SMs (B = 256 x 128256 flat 112.7 -> 102.7, peaked 90.4 -> 91.6; x
-  // 32000 flat -2.6, peaked the same). Not in clusters of 8 (B = 1: +0.1-0.2 us) nor 4
-  // (unmeasured). 6 forces them, 7 keeps the ballots (A/B).
-  const bool default_form = tune.candidates == -1 || tune.candidates == 1;
-  const bool lane_columns =
-      tune.candidates == 6 ||
-      (default_form && (launch.cluster == 2 ||
-                        (launch.cluster == 1 && batch > (traits.sms > 0 ? traits.sms : 132))));
+  // Pass 2's candidates in per-lane columns (kFormLaneColumns) where they paid (sampling_spec.h).
+  const bool lane_columns = SamplingLaneColumns(tune.candidates, launch.cluster, batch, traits.sms);
   if (top_p_sample && candidates)
     cand_per_warp =
         SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes, lane_columns);
@@ -252,11 +243,11 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // first version of the passes, with the one-thread (2) or the one-warp (3) walk, 4 its final
   // version (no lane-private window, no lean cluster steps), 5 the default without the lean
   // cluster steps, for A/B, 6 the default with pass 2's candidates in per-lane columns
-  // everywhere, 7 the default with the ballots everywhere (lane_columns above). The lane-private
-  // window pays only with more rows than
-  // SMs, one block per row (measured on the H200, 2026-11-29 session 5, docs/perf/sampling.md: B =
-  // 256 x 128256 flat 116.7 -> 112.5 us b2b, peaked 89.6 -> 90.8; B = 256 x 32000 flat the same,
-  // peaked +1; at B = 1 and 64, clusters, it cost 0.5-1 us).
+  // everywhere, 7 the default with the ballots everywhere (lane_columns above). The
+  // lane-private window pays only with more rows than SMs, one block per row (measured on the
+  // H200, 2026-11-29 session 5, docs/perf/sampling.md: B = 256 x 128256 flat 116.7 -> 112.5 us
+  // b2b, peaked 89.6 -> 90.8; B = 256 x 32000 flat the same, peaked +1; at B = 1 and 64,
+  // clusters, it cost 0.5-1 us).
   const bool lane_window = tune.candidates != 4 && launch.chunk >= kSamplingLaneWindowMinChunk &&
                            launch.cluster == 1 && batch > (traits.sms > 0 ? traits.sms : 132);
   p.cand_form =

@@ -78,6 +78,16 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 // more than 6 in about a third of the rows).
 int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes,
                               bool columns = false);
+// Whether the two-pass top-p kernel keeps pass 2's candidates in per-lane columns
+// (kFormLaneColumns) for `candidates` (SamplingTuning: 6 always, 7 never, -1 / 1 the default's
+// rule, other forms never), `cluster` blocks per row, `batch` rows on `sms` SMs (0: unknown,
+// taken as 132). The default takes them where they paid on the H200 (2026-11-29, session 5
+// round 2, docs/perf/sampling.md; b2b): clusters of 2 (B = 64 x 128256 flat 44.3 -> 41.9 us,
+// peaked the same; x 32000 -0.2) and one block per row with more rows than SMs (B = 256 x
+// 128256 flat 112.7 -> 102.7, peaked 90.4 -> 91.6; x 32000 flat -2.6, peaked the same); not in
+// clusters of 8 (B = 1: +0.1-0.3 us) nor 4 (unmeasured), nor one block per row on fewer rows
+// than SMs (unmeasured).
+bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms);
 // The two-pass top-p kernel's pass 1 adds into lane-private window bins
 // (templates/sampling/top_p_candidates.cuh) with one block per row for more rows than SMs
 // (sampling_run.cc, measured) and slices of at least this many elements: on shorter ones
