@@ -6,7 +6,6 @@
 // isolated op, including the ~4.5 µs host enqueue of the launch when the GPU is idle), and,
 // for the large shapes, `b2b` = 20 calls back to back between two events, per call (the
 // kernel's own duration plus the gap between consecutive kernels).
-#include <dlfcn.h>
 #include <flashjit/norm.h>
 #include <fmt/format.h>
 
@@ -102,32 +101,11 @@ void Bench(Engine& engine, K kind, int64_t rows, int64_t heads, int64_t dim,
   bench::Report(name, shape, us, moved, 0, note);
 }
 
-// The ordinary copy of `bytes` (cuMemcpyDtoDAsync, the driver's copy kernel) timed the same two
-// ways: the ceiling of loads and stores for a norm that reads and writes `bytes`.
+// The ordinary copy of `bytes` timed the same two ways: the ceiling of loads and stores for a
+// norm that reads and writes `bytes`.
 void BenchCopy(size_t bytes, const std::string& what) {
-  using CopyFn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   if (bench::DryRun()) return;
-  // The driver table (src/runtime/driver.h) has no device-to-device copy: take it from libcuda.
-  static CopyFn copy = [] {
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW);
-    return lib ? reinterpret_cast<CopyFn>(dlsym(lib, "cuMemcpyDtoDAsync_v2")) : nullptr;
-  }();
-  if (!copy) {
-    fmt::print("device_copy: cuMemcpyDtoDAsync_v2 not found in libcuda.so.1, not timed\n");
-    return;
-  }
-  const void* src = Buffers(0, 1, bytes)[0];
-  void* dst = Buffers(1, 1, bytes)[0];
-  auto call = [&](int) {
-    if (CUresult rc = copy(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
-                           bytes, nullptr);
-        rc != CUDA_SUCCESS)
-      throw std::runtime_error(runtime::CudaStatus(rc, "cuMemcpyDtoDAsync").ToString());
-  };
-  const double us = bench::MedianMicros(call);
-  const double b2b = bench::BackToBackMicros(call);
-  bench::Report("device_copy", what, us, 2.0 * bytes, 0,
-                "cuMemcpyDtoDAsync" + bench::BackToBackNote(b2b, 2.0 * bytes));
+  bench::ReportDeviceCopy(Buffers(0, 1, bytes)[0], Buffers(1, 1, bytes)[0], bytes, what);
 }
 
 }  // namespace

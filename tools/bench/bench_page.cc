@@ -1,6 +1,5 @@
 // append_paged_kv_cache bandwidth. Bytes that must move: read new k and v, write them into the
 // cache (+ batch index and position per token). Requests get disjoint shuffled pages.
-#include <dlfcn.h>
 #include <flashjit/page.h>
 #include <fmt/format.h>
 
@@ -28,37 +27,18 @@ void* UploadI32(const std::vector<int32_t>& v) {
   return p;
 }
 
-// The ceiling for an append's bytes, timed the same two ways: one device-to-device copy
-// (cuMemcpyDtoDAsync, the driver's copy kernel) of the new k and v rows, i.e. the same bytes
-// read and written as an append of `nnz` tokens (less its 8 B of indices per token).
+// The ceiling for an append's bytes, timed the same two ways: one device-to-device copy of the
+// new k and v rows, i.e. the same bytes read and written as an append of `nnz` tokens (less its
+// 8 B of indices per token).
 void BenchCopy(int64_t nnz, int64_t heads = 8, int64_t dim = 128) {
-  using CopyFn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   if (bench::DryRun()) return;
-  // The driver table (src/runtime/driver.h) has no device-to-device copy: take it from libcuda.
-  static CopyFn copy = [] {
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW);
-    return lib ? reinterpret_cast<CopyFn>(dlsym(lib, "cuMemcpyDtoDAsync_v2")) : nullptr;
-  }();
-  if (!copy) {
-    fmt::print("device_copy: cuMemcpyDtoDAsync_v2 not found in libcuda.so.1, not timed\n");
-    return;
-  }
   const size_t bytes = 2 * nnz * heads * dim * 2;  // k and v rows, bf16
   void* src = bench::DeviceAlloc(bytes);
   void* dst = bench::DeviceAlloc(bytes);
   bench::DeviceFillRandom16(src, bytes / 2, 1.f);
-  auto call = [&](int) {
-    if (CUresult rc = copy(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
-                           bytes, nullptr);
-        rc != CUDA_SUCCESS)
-      throw std::runtime_error(runtime::CudaStatus(rc, "cuMemcpyDtoDAsync").ToString());
-  };
-  const double us = bench::MedianMicros(call);
-  const double b2b = bench::BackToBackMicros(call);
-  bench::Report(
-      "device_copy",
-      fmt::format("append's bytes: nnz {} h {} d {} (2 x {:.1f} MB)", nnz, heads, dim, bytes / 1e6),
-      us, 2.0 * bytes, 0, "cuMemcpyDtoDAsync" + bench::BackToBackNote(b2b, 2.0 * bytes));
+  bench::ReportDeviceCopy(src, dst, bytes,
+                          fmt::format("append's bytes: nnz {} h {} d {} (2 x {:.1f} MB)", nnz,
+                                      heads, dim, bytes / 1e6));
 }
 
 // `force`: time that kernel form instead of the chooser's pick.

@@ -1,5 +1,6 @@
 #include "tools/bench/bench_util.h"
 
+#include <dlfcn.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -95,6 +96,30 @@ double BackToBackMicros(const std::function<void(int)>& fn, int iters) {
 std::string BackToBackNote(double micros, double bytes) {
   return fmt::format(" | back-to-back {:.2f} us {:.3f} TB/s", micros,
                      micros > 0 ? bytes / (micros * 1e-6) / 1e12 : 0.0);
+}
+
+void ReportDeviceCopy(const void* src, void* dst, size_t bytes, const std::string& what) {
+  using CopyFn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
+  if (g_dry) return;
+  // The driver table (src/runtime/driver.h) has no device-to-device copy: take it from libcuda.
+  static CopyFn copy = [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW);
+    return lib ? reinterpret_cast<CopyFn>(dlsym(lib, "cuMemcpyDtoDAsync_v2")) : nullptr;
+  }();
+  if (!copy) {
+    fmt::print("device_copy: cuMemcpyDtoDAsync_v2 not found in libcuda.so.1, not timed\n");
+    return;
+  }
+  auto call = [&](int) {
+    if (CUresult rc = copy(reinterpret_cast<CUdeviceptr>(dst), reinterpret_cast<CUdeviceptr>(src),
+                           bytes, nullptr);
+        rc != CUDA_SUCCESS)
+      throw std::runtime_error(runtime::CudaStatus(rc, "cuMemcpyDtoDAsync").ToString());
+  };
+  const double us = MedianMicros(call);
+  const double b2b = BackToBackMicros(call);
+  Report("device_copy", what, us, 2.0 * bytes, 0,
+         "cuMemcpyDtoDAsync" + BackToBackNote(b2b, 2.0 * bytes));
 }
 
 void Report(const std::string& bench, const std::string& shape, double micros, double bytes,

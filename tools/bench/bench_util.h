@@ -35,6 +35,13 @@ std::string BackToBackNote(double micros, double bytes);
 void Report(const std::string& bench, const std::string& shape, double micros, double bytes,
             double flops = 0, const std::string& note = "");
 
+// Times the driver's device-to-device copy (cuMemcpyDtoDAsync, its copy kernel) of `bytes` from
+// `src` to `dst` both ways (MedianMicros and BackToBackMicros) and reports it as a "device_copy"
+// row named `what`, with 2 x bytes moved: the ceiling of plain loads and stores for an op that
+// reads and writes `bytes`. Prints a line and times nothing where libcuda lacks the entry point;
+// nothing in dry run.
+void ReportDeviceCopy(const void* src, void* dst, size_t bytes, const std::string& what);
+
 void* DeviceAlloc(size_t bytes);  // random-filled device memory (never zeros); freed at exit
 void DeviceFillRandom16(void* p, size_t count, float stddev);  // fp16/bf16-safe random bits
 
