@@ -1,5 +1,13 @@
 // SingleDecode on the GPU against the fp64 reference: shapes, layouts, GQA ratios, split-KV,
 // knobs, and the adversarial cases (kv_len 0 and 1, tile boundaries, logits near -5e5).
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <tuple>
+
+#include "src/ops/decode/decode_common.h"
+#include "src/ops/decode/decode_schedule.h"
+#include "src/runtime/copy.h"
 #include "tests/gpu/decode_test_util.h"
 
 namespace flashjit::test {
@@ -13,7 +21,31 @@ struct SingleCase {
   bool workspace = true, with_lse = true, sinks = false;
   bool huge_negative = false;  // every logit near -524288
   DecodeOptions options;
+  // >= 0: the split SingleDecode picks must be merged by a cluster of this many CTAs per head
+  // tile (0: the workspace's merge), and the workspace must stay untouched by a cluster merge.
+  int expect_cluster = -1;
 };
+
+// Whether FLASHJIT_DECODE_CLUSTER=0 turns the cluster merge off in this process.
+bool ClusterKnobOff() {
+  const char* v = std::getenv("FLASHJIT_DECODE_CLUSTER");
+  return v && std::strcmp(v, "0") == 0;
+}
+
+// The uniform split SingleDecode makes for this case (the same limits it builds).
+ops::SingleDecodeSplit SplitOf(const SingleCase& c) {
+  const int group = c.num_qo_heads / c.num_kv_heads;
+  const int kv_bytes = DTypeBytes(c.kv_dtype);
+  auto sms = runtime::MultiprocessorCount(TestEngine(), 0);
+  REQUIRE(sms.ok());
+  ops::DecodeScheduleLimits limits;
+  limits.ctas_per_item = c.num_kv_heads * ((group + 15) / 16);
+  limits.slots = *sms * ops::DecodeCtasPerSm(c.head_dim, kv_bytes);
+  limits.max_items = c.workspace ? 128 : 0;
+  if (c.workspace)
+    limits.max_cluster = ops::DecodeMaxCluster(TestEngine(), 0, c.head_dim, kv_bytes);
+  return ops::ChooseSingleDecodeSplit(c.kv_len, limits);
+}
 
 void RunSingle(const SingleCase& c, std::mt19937& rng) {
   const int hq = c.num_qo_heads, hkv = c.num_kv_heads, d = c.head_dim;
@@ -61,6 +93,7 @@ void RunSingle(const SingleCase& c, std::mt19937& rng) {
   }
   const size_t ws_bytes = c.workspace ? SingleDecodeWorkspaceBytes(hq, d) : 0;
   DeviceBuffer ws(ws_bytes);
+  if (c.expect_cluster >= 0) ws.Fill(0xA5);
   const std::vector<int64_t> kv_shape = c.layout == KVLayout::kNHD
                                             ? std::vector<int64_t>{len, hkv, d}
                                             : std::vector<int64_t>{hkv, len, d};
@@ -82,6 +115,20 @@ void RunSingle(const SingleCase& c, std::mt19937& rng) {
   INFO(what << ": " << s.ToString());
   REQUIRE(s.ok());
   Synchronize();
+  if (c.expect_cluster >= 0) {
+    const ops::SingleDecodeSplit split = SplitOf(c);
+    INFO(what << ": chunk " << split.chunk << " x " << split.chunks << ", cluster "
+              << split.cluster);
+    CHECK(split.cluster == (ClusterKnobOff() ? 0 : c.expect_cluster));
+    if (!DryRun() && c.workspace) {
+      // A cluster merge writes no partials; the merge kernel's path writes them.
+      std::vector<uint8_t> bytes(ws_bytes);
+      ws.Download(bytes.data(), ws_bytes);
+      const bool untouched =
+          std::all_of(bytes.begin(), bytes.end(), [](uint8_t b) { return b == 0xA5; });
+      CHECK(untouched == (split.cluster > 1 || split.chunks == 1));
+    }
+  }
   if (DryRun()) return;
 
   ref::DecodeRefOptions ro;
@@ -126,6 +173,66 @@ TEST_CASE("single decode: lengths, GQA ratios, layouts, split-KV", "[gpu][decode
       RunSingle(c, rng);
     }
   }
+}
+
+// 16-bit KV at head_dim 128 split into 2..8 chunks (of at most 2048 keys) is merged by a
+// thread-block cluster per head tile, as BatchDecode's plans are (sm_90+; FLASHJIT_DECODE_CLUSTER
+// =0 runs the same cases through the workspace's merge kernel and expects that): every chunk
+// count 2..8, GQA ratios (group 1, 4, 5, 7, 8, 17: two query tiles), MHA with 32 kv heads at 4k
+// keys (8 chunks of 576), NHD and HND, with and without LSE, sinks, a window that empties most
+// chunks, soft cap, ALiBi, RoPE, f16, logits near -524288; the unsplit and no-workspace paths.
+TEST_CASE("single decode: uniform splits merged by a thread-block cluster", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  REQUIRE(ops::DecodeMaxCluster(TestEngine(), 0, 128, 2) == (ClusterKnobOff() ? 0 : 8));
+  std::vector<SingleCase> cases;
+  auto add = [&](int64_t len, int expect) {
+    SingleCase c;
+    c.kv_len = len;
+    c.expect_cluster = expect;
+    c.layout = cases.size() % 2 ? KVLayout::kHND : KVLayout::kNHD;
+    cases.push_back(c);
+    return &cases.back();
+  };
+  add(1024, 8);  // the benchmark's shape: 8 chunks of 128
+  add(65, 2);
+  add(129, 3);
+  add(200, 4);
+  add(300, 5);
+  add(700, 6);
+  add(385, 7);
+  add(1000, 8)->with_lse = false;
+  add(64, 0);                       // one chunk: no split
+  add(2048, 0);                     // 32 chunks: the workspace's merge
+  add(1024, 0)->workspace = false;  // no workspace: unsplit
+  add(1024, 8)->sinks = true;
+  add(900, 8)->options.window_left = 100;  // 6 of 8 chunks see no key
+  for (auto [hq, hkv, len, expect] : {std::tuple{8, 8, 1024, 8},
+                                      {10, 2, 800, 7},
+                                      {7, 1, 300, 5},
+                                      {64, 8, 1024, 8},
+                                      {34, 2, 1024, 8},
+                                      {40, 2, 129, 3},
+                                      {32, 32, 4097, 8},
+                                      {32, 4, 1024, 8}}) {
+    SingleCase* c = add(len, expect);
+    c->num_qo_heads = hq;
+    c->num_kv_heads = hkv;
+    c->sinks = hq == 10;
+  }
+  {
+    SingleCase* c = add(1024, 8);
+    c->options.logits_soft_cap = 5.f;
+    c->options.sm_scale = 0.5f;
+  }
+  add(700, 6)->options.alibi = true;
+  {
+    SingleCase* c = add(1024, 8);
+    c->q_dtype = c->kv_dtype = DType::kF16;
+    c->options.rope = true;
+    c->options.rope_theta = 5e5f;
+  }
+  add(1024, 8)->huge_negative = true;
+  for (const SingleCase& c : cases) RunSingle(c, rng);
 }
 
 TEST_CASE("single decode: dtypes and head dims", "[gpu][decode]") {

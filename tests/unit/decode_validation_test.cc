@@ -213,5 +213,56 @@ TEST_CASE("decode schedule merges uniform splits in a thread-block cluster", "[d
   CHECK(s16.work.size() == 32);
 }
 
+TEST_CASE("single decode's uniform split is merged by a cluster under the batch rule", "[decode]") {
+  ops::DecodeScheduleLimits limits;  // SingleDecode's on the H200: 16-bit KV at D 128, 8 kv heads
+  limits.ctas_per_item = 8;
+  limits.slots = 264;
+  limits.max_items = 128;  // SingleDecodeWorkspaceBytes' partial slots
+  limits.max_cluster = 8;
+  // 1024 keys: 8 chunks of 128 in clusters of 8 (2 + 1 + 0.5) beat 16 of 64 (1 + 1 + 2).
+  auto s = ops::ChooseSingleDecodeSplit(1024, limits);
+  CHECK(s.chunk == 128);
+  CHECK(s.chunks == 8);
+  CHECK(s.cluster == 8);
+  // Every cluster size 2..8.
+  const std::pair<int, int> sizes[] = {{65, 2},  {129, 3}, {200, 4}, {300, 5},
+                                       {700, 6}, {385, 7}, {900, 8}};
+  for (auto [len, n] : sizes) {
+    INFO("kv_len " << len);
+    auto x = ops::ChooseSingleDecodeSplit(len, limits);
+    CHECK(x.chunks == n);
+    CHECK(x.cluster == n);
+  }
+  // 4k .. 32k keys: 32 chunks (one wave of 256 CTAs) are more than a cluster holds; the
+  // workspace's merge stays.
+  for (int len : {2048, 4096, 16384, 32768}) {
+    INFO("kv_len " << len);
+    auto x = ops::ChooseSingleDecodeSplit(len, limits);
+    CHECK(x.chunks == 32);
+    CHECK(x.cluster == 0);
+  }
+  // Unsplit: one tile, an empty cache, or no workspace.
+  CHECK(ops::ChooseSingleDecodeSplit(64, limits).cluster == 0);
+  CHECK(ops::ChooseSingleDecodeSplit(0, limits).chunks == 1);
+  limits.max_items = 0;
+  auto none = ops::ChooseSingleDecodeSplit(1024, limits);
+  CHECK(none.chunk == 1024);
+  CHECK(none.chunks == 1);
+  CHECK(none.cluster == 0);
+  limits.max_items = 128;
+  // MHA with 32 kv heads: 4097 keys in 8 chunks of 576 (at most 2048 keys each).
+  limits.ctas_per_item = 32;
+  auto mha = ops::ChooseSingleDecodeSplit(4097, limits);
+  CHECK(mha.chunk == 576);
+  CHECK(mha.cluster == 8);
+  // Knob off, fp8 KV or another head dim (max_cluster 0): the old split, 16 chunks of 64.
+  limits.ctas_per_item = 8;
+  limits.max_cluster = 0;
+  auto off = ops::ChooseSingleDecodeSplit(1024, limits);
+  CHECK(off.chunk == 64);
+  CHECK(off.chunks == 16);
+  CHECK(off.cluster == 0);
+}
+
 }  // namespace
 }  // namespace flashjit

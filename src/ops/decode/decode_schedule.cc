@@ -131,4 +131,15 @@ DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
   return s;
 }
 
+SingleDecodeSplit ChooseSingleDecodeSplit(int64_t kv_len, const DecodeScheduleLimits& limits) {
+  SingleDecodeSplit s;
+  s.chunk = static_cast<int32_t>(std::max<int64_t>(kv_len, 1));
+  if (limits.max_items < 2) return s;
+  const std::vector<DecodeRequest> one = {{0, static_cast<int32_t>(kv_len), 0}};
+  s.chunk = ChooseDecodeChunk(one, limits);
+  s.chunks = static_cast<int32_t>(ChunksOf(one[0], s.chunk));
+  s.cluster = ClusterFor(one, s.chunk, limits);
+  return s;
+}
+
 }  // namespace flashjit::ops

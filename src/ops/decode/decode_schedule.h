@@ -62,4 +62,16 @@ DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
 // Work items a plan may produce for up to `max_batch` requests (the workspace capacity).
 int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits);
 
+// The uniform split of SingleDecode (one request of kv_len keys, no plan): `chunks` items of
+// `chunk` keys (ChooseDecodeChunk over limits, whose max_items is the workspace's partial slots;
+// under 2: no split). cluster > 1 (== chunks): the rule BuildDecodeSchedule uses (every request
+// 2..limits.max_cluster chunks of at most limits.cluster_max_chunk keys) holds, and the chunks of
+// each head tile are merged by their thread-block cluster: no partials, no merge launch.
+struct SingleDecodeSplit {
+  int32_t chunk = 0;
+  int32_t chunks = 1;
+  int32_t cluster = 0;
+};
+SingleDecodeSplit ChooseSingleDecodeSplit(int64_t kv_len, const DecodeScheduleLimits& limits);
+
 }  // namespace flashjit::ops

@@ -1,5 +1,7 @@
 // SingleDecode: one request, contiguous K/V. The KV is split uniformly over the SMs when a
-// workspace allows it; the kernels derive each CTA's range from its block index (no plan).
+// workspace allows it; the kernels derive each CTA's range from its block index (no plan). The
+// split is merged by a thread-block cluster where BatchDecode's rule allows it (one launch),
+// else by the merge kernel through the workspace.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -72,21 +74,24 @@ Status SingleDecode(Engine& engine, const TensorView& q, const TensorView& k, co
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, q.device));
   FLASHJIT_ASSIGN_OR_RETURN(const int sms, runtime::MultiprocessorCount(engine, q.device));
 
-  // The split: as many chunks as the workspace holds and the cost model wants.
+  // The split: as many chunks as the workspace holds and the cost model wants; 2..8 chunks of up
+  // to 2048 keys (16-bit KV at head_dim 128, sm_90+, knob FLASHJIT_DECODE_CLUSTER) are merged
+  // by a thread-block cluster, as in BatchDecode's plans.
   const int group = static_cast<int>(num_qo_heads / num_kv_heads);
   const int q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;
   const int64_t max_slots = std::min<int64_t>(
       kMaxSingleChunks,
       workspace_bytes < 16 ? 0 : (workspace_bytes - 16) / SlotBytes(num_qo_heads, head_dim));
-  int32_t chunk = static_cast<int32_t>(std::max<int64_t>(kv_len, 1));
-  if (max_slots >= 2) {
-    DecodeScheduleLimits limits;
-    limits.ctas_per_item = static_cast<int>(num_kv_heads) * q_tiles;
-    limits.slots = sms * DecodeCtasPerSm(static_cast<int>(head_dim), DTypeBytes(k.dtype));
-    limits.max_items = static_cast<int>(max_slots);
-    chunk = ChooseDecodeChunk({{0, static_cast<int32_t>(kv_len), 0}}, limits);
-  }
-  const int n_chunks = static_cast<int>(std::max<int64_t>(1, (kv_len + chunk - 1) / chunk));
+  DecodeScheduleLimits limits;
+  limits.ctas_per_item = static_cast<int>(num_kv_heads) * q_tiles;
+  limits.slots = sms * DecodeCtasPerSm(static_cast<int>(head_dim), DTypeBytes(k.dtype));
+  limits.max_items = static_cast<int>(max_slots);
+  if (max_slots >= 2)
+    limits.max_cluster =
+        DecodeMaxCluster(engine, q.device, static_cast<int>(head_dim), DTypeBytes(k.dtype));
+  const SingleDecodeSplit split = ChooseSingleDecodeSplit(kv_len, limits);
+  const int32_t chunk = split.chunk;
+  const int n_chunks = split.chunks;
 
   attention::DecodeParams p{};
   p.q = q.data;
@@ -106,6 +111,13 @@ Status SingleDecode(Engine& engine, const TensorView& q, const TensorView& k, co
   p.single_kv_len = static_cast<int32_t>(kv_len);
   p.single_chunk = chunk;
   FillOptionParams(options, static_cast<int>(head_dim), &p);
+  if (split.cluster > 1) {
+    // One launch: the n_chunks CTAs of each head tile form a cluster (blockIdx.x = head tile *
+    // n_chunks + chunk, see DecodeParams::cluster), which merges them in shared memory.
+    p.cluster = split.cluster;
+    return LaunchDecode(*kernel, spec, p, n_chunks, attention::DecodeMergeParams{}, 0,
+                        static_cast<CUstream>(stream));
+  }
   const size_t lse_bytes = (static_cast<size_t>(n_chunks) * num_qo_heads * 4 + 15) / 16 * 16;
   p.partial_lse = static_cast<float*>(workspace);
   p.partial_o = reinterpret_cast<float*>(static_cast<char*>(workspace) + lse_bytes);
