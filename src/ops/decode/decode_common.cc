@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -127,8 +128,19 @@ int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_byte
   if (!engine.config().arch.empty()) {
     ok = has_clusters(engine.config().arch);
   } else if (!engine.config().dry_run) {
-    auto info = runtime::GetDeviceInfo(device);
-    ok = info.ok() && has_clusters(info->arch());
+    // Per device, queried once: SingleDecode asks on every call, and GetDeviceInfo's driver
+    // queries cost microseconds of host time.
+    constexpr int kMaxDevices = 64;
+    static std::atomic<int> known[kMaxDevices];  // 0: not queried, 1: no clusters, 2: clusters
+    const bool cacheable = device >= 0 && device < kMaxDevices;
+    const int v = cacheable ? known[device].load(std::memory_order_relaxed) : 0;
+    if (v) {
+      ok = v == 2;
+    } else {
+      auto info = runtime::GetDeviceInfo(device);
+      ok = info.ok() && has_clusters(info->arch());
+      if (cacheable && info.ok()) known[device].store(ok ? 2 : 1, std::memory_order_relaxed);
+    }
   }
   return ok ? 8 : 0;
 }
