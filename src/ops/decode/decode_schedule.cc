@@ -13,7 +13,7 @@ int64_t ChunksOf(const DecodeRequest& r, int64_t chunk) {
   return std::max<int64_t>(1, (keys + chunk - 1) / chunk);
 }
 
-int64_t ItemsFor(const std::vector<DecodeRequest>& requests, int64_t chunk) {
+int64_t ItemsFor(std::span<const DecodeRequest> requests, int64_t chunk) {
   int64_t items = 0;
   for (const DecodeRequest& r : requests) items += ChunksOf(r, chunk);
   return items;
@@ -21,7 +21,7 @@ int64_t ItemsFor(const std::vector<DecodeRequest>& requests, int64_t chunk) {
 
 // The cluster size that merges a batch split by `chunk`: every request has the same number of
 // chunks, 2 .. max_cluster; else 0.
-int32_t ClusterFor(const std::vector<DecodeRequest>& requests, int64_t chunk,
+int32_t ClusterFor(std::span<const DecodeRequest> requests, int64_t chunk,
                    const DecodeScheduleLimits& limits) {
   if (limits.max_cluster < 2 || requests.empty() || chunk > limits.cluster_max_chunk) return 0;
   const int64_t n = ChunksOf(requests[0], chunk);
@@ -39,7 +39,7 @@ int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits) {
   return static_cast<int32_t>(max_batch + 4 * per_wave + 4);
 }
 
-int32_t ChooseDecodeChunk(const std::vector<DecodeRequest>& requests,
+int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
                           const DecodeScheduleLimits& limits) {
   // Tuning knob for benchmarks: FLASHJIT_DECODE_CHUNK (keys, rounded up to a tile) fixes the
   // chunk where the workspace has room for the items it makes.
@@ -135,7 +135,8 @@ SingleDecodeSplit ChooseSingleDecodeSplit(int64_t kv_len, const DecodeScheduleLi
   SingleDecodeSplit s;
   s.chunk = static_cast<int32_t>(std::max<int64_t>(kv_len, 1));
   if (limits.max_items < 2) return s;
-  const std::vector<DecodeRequest> one = {{0, static_cast<int32_t>(kv_len), 0}};
+  // One request, on the stack: SingleDecode runs this on every call (no allocation).
+  const DecodeRequest one[1] = {{0, static_cast<int32_t>(kv_len), 0}};
   s.chunk = ChooseDecodeChunk(one, limits);
   s.chunks = static_cast<int32_t>(ChunksOf(one[0], s.chunk));
   s.cluster = ClusterFor(one, s.chunk, limits);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "attention/decode_params.cuh"
@@ -53,7 +54,7 @@ struct DecodeSchedule {
 // the tiles each reads (at lone_tile_cost each when no SM holds two) plus a fixed cost per CTA,
 // plus the merge when anything splits (cheaper when a cluster can merge it, see
 // DecodeScheduleLimits::max_cluster). Never more than limits.max_items work items.
-int32_t ChooseDecodeChunk(const std::vector<DecodeRequest>& requests,
+int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
                           const DecodeScheduleLimits& limits);
 
 DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
