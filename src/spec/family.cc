@@ -202,7 +202,8 @@ std::string ReadableName(const OpFamily& family, const Json& canonical) {
     const Json& v = canonical.at(f.name);
     switch (f.kind) {
       case FieldKind::kEnum:
-        name += "_" + v.get<std::string>();
+        name += '_';
+        name += v.get<std::string>();
         break;
       case FieldKind::kInt:
         name += fmt::format("_{}{}", f.tag, v.get<int64_t>());
