@@ -25,6 +25,20 @@ FLASHJIT_DEVICE float4 LdSharedClusterF32x4(uint32_t addr) {
 #endif
 }
 
+// out[request, qh, c4 .. c4 + 3] = acc * scale, and the row's base-2 LSE from the thread of
+// column 0: the final store of a row that needs no further merge.
+template <class T>
+FLASHJIT_DEVICE void StoreOutput4(const DecodeParams& p, int request, int qh, int c4, float4 acc,
+                                  float scale, float lse2) {
+  Vec<T, 4> o;
+  o.v[0] = FromFloat<T>(acc.x * scale);
+  o.v[1] = FromFloat<T>(acc.y * scale);
+  o.v[2] = FromFloat<T>(acc.z * scale);
+  o.v[3] = FromFloat<T>(acc.w * scale);
+  StoreVec(static_cast<T*>(p.out) + request * p.o_stride_b + qh * p.o_stride_h + c4, o);
+  if (c4 == 0 && p.lse) p.lse[request * p.lse_stride_b + qh] = lse2;
+}
+
 // Plans with p.cluster > 1: the p.cluster CTAs of this cluster hold the normalised partial
 // outputs (rows x D floats at `o`, row stride kStride) and base-2 LSEs (`row_lse`) of the
 // chunks of one (request, head tile) in their shared memory; each CTA merges a share of the
@@ -69,13 +83,7 @@ FLASHJIT_DEVICE void ClusterMerge(const DecodeParams& p, const DecodeWorkItem& w
     float lse2 = StateLse(m, total, 1.f);
     float scale = total > 0.f ? 1.f / total : 0.f;
     if (p.sinks) scale *= AddSink(lse2, p.sinks[qh]);
-    Vec<T, 4> out;
-    out.v[0] = FromFloat<T>(acc.x * scale);
-    out.v[1] = FromFloat<T>(acc.y * scale);
-    out.v[2] = FromFloat<T>(acc.z * scale);
-    out.v[3] = FromFloat<T>(acc.w * scale);
-    StoreVec(static_cast<T*>(p.out) + w.request * p.o_stride_b + qh * p.o_stride_h + c4, out);
-    if (c4 == 0 && p.lse) p.lse[w.request * p.lse_stride_b + qh] = lse2;
+    StoreOutput4<T>(p, w.request, qh, c4, acc, scale, lse2);
   }
   ClusterSync();  // no CTA leaves while another reads its shared memory
 }
@@ -184,13 +192,7 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
     } else if (w.partial < 0) {
       float scale = p.v_scale;
       if (p.sinks) scale *= AddSink(lse2, p.sinks[qh]);
-      Vec<T, 4> o;
-      o.v[0] = FromFloat<T>(acc.x * scale);
-      o.v[1] = FromFloat<T>(acc.y * scale);
-      o.v[2] = FromFloat<T>(acc.z * scale);
-      o.v[3] = FromFloat<T>(acc.w * scale);
-      StoreVec(static_cast<T*>(p.out) + w.request * p.o_stride_b + qh * p.o_stride_h + c4, o);
-      if (c4 == 0 && p.lse) p.lse[w.request * p.lse_stride_b + qh] = lse2;
+      StoreOutput4<T>(p, w.request, qh, c4, acc, scale, lse2);
     } else {
       const int64_t slot = static_cast<int64_t>(w.partial) * p.num_qo_heads + qh;
       *reinterpret_cast<float4*>(p.partial_o + slot * kD + c4) =
