@@ -60,6 +60,12 @@ FLASHJIT_DEVICE void RedSharedAdd(uint32_t addr, uint32_t v) {
   asm volatile("red.shared.add.u32 [%0], %1;" : : "r"(addr), "r"(v) : "memory");
 }
 
+// The high half of a weight's significand for a first-digit bin's exact mass, from t = key
+// bits >> 12: (t & 0x7FF) | 0x800 for a normal weight, t itself for a subnormal one (t < 0x800).
+FLASHJIT_DEVICE uint32_t SignificandHigh(uint32_t t) {
+  return (t & 0x7FFu) | (min(t, 0x800u) & 0x800u);
+}
+
 // The sum of x over the warp (every lane gets it): redux.sync on sm_80+, a butterfly before.
 FLASHJIT_DEVICE uint32_t WarpSumU32(uint32_t x) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
@@ -168,7 +174,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
           const bool in = w < static_cast<uint32_t>(kLaneWindowBins);
           const uint32_t at_hi = in ? win_lane + w * 128 : hist_hi + b * 4;
           const uint32_t at_lo = at_hi + (in ? kWinLo : kHistLo);
-          RedSharedAdd(at_hi, (t & 0x7FFu) | (min(t, 0x800u) & 0x800u));
+          RedSharedAdd(at_hi, SignificandHigh(t));
           RedSharedAdd(at_lo, k[j] & 0xFFFu);
         }
       });
@@ -184,15 +190,14 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
         }
       }
     } else if (d == 0 && (form & kFormBits)) {
-      // Bits at most 0x7F7FFFFF: the bin needs no mask, and a bin's significand high half is
-      // (t & 0x7FF) | 0x800 for normal weights, t for subnormal ones (t = bits >> 12 < 0x800).
+      // Bits at most 0x7F7FFFFF: the bin needs no mask.
       ForEachVec(src, [&](int64_t, const typename Src::Raw& r) {
         uint32_t k[kVec];
         src.WeightBits(r, k, bad_bits);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
           const uint32_t b = k[j] >> kCandidateShift, t = k[j] >> 12;
-          atomicAdd(&h.sig_hi[b], (t & 0x7FFu) | (min(t, 0x800u) & 0x800u));
+          atomicAdd(&h.sig_hi[b], SignificandHigh(t));
           atomicAdd(&h.sig_lo[b], k[j] & 0xFFFu);
         }
       });
