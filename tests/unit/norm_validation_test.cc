@@ -13,7 +13,8 @@ TEST_CASE("norm ops reject bad shapes, dtypes, strides and eps", "[norm][validat
   TensorView x = Fake(bf, {4, 64}), w = Fake(bf, {64}), out = Fake(bf, {4, 64});
   CHECK_INVALID(RmsNorm(e, Fake(bf, {64}), w, Fake(bf, {64})), "input");
   CHECK_INVALID(RmsNorm(e, Fake(bf, {2, 2, 2, 64}), w, Fake(bf, {2, 2, 2, 64})), "input");
-  CHECK_INVALID(RmsNorm(e, Fake(DType::kF32, {4, 64}), w, out), "input: dtype f32");
+  CHECK_INVALID(RmsNorm(e, Fake(DType::kF32, {4, 64}), w, out),
+                "input: dtype f32 not supported; allowed: f16, bf16");
   CHECK_INVALID(RmsNorm(e, x, Fake(DType::kF16, {64}), out), "weight: dtype f16");
   CHECK_INVALID(RmsNorm(e, x, Fake(bf, {63}), out), "weight: dim 0 is 63");
   CHECK_INVALID(RmsNorm(e, x, w, Fake(bf, {4, 32})), "out: shape");

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -13,15 +14,15 @@ Status CheckTensor(const TensorView& t, std::string_view name, int ndim,
   if (t.ndim != ndim)
     return Status::InvalidArgument(
         fmt::format("{}: expected {} dimensions, got {} ({})", name, ndim, t.ndim, t.Describe()));
-  bool dtype_ok = false;
-  std::string allowed;
-  for (DType d : dtypes) {
-    dtype_ok |= d == t.dtype;
-    allowed += (allowed.empty() ? "" : ", ") + std::string(DTypeName(d));
-  }
-  if (!dtype_ok)
+  if (std::find(dtypes.begin(), dtypes.end(), t.dtype) == dtypes.end()) {
+    // The list of allowed dtypes is only spelled out on the error path (no allocation on the
+    // launch path).
+    std::string allowed;
+    for (DType d : dtypes)
+      allowed += fmt::format("{}{}", allowed.empty() ? "" : ", ", DTypeName(d));
     return Status::InvalidArgument(
         fmt::format("{}: dtype {} not supported; allowed: {}", name, DTypeName(t.dtype), allowed));
+  }
   for (int d = 0; d < t.ndim; ++d) {
     if (t.shape[d] < 0)
       return Status::InvalidArgument(
