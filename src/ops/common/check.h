@@ -28,6 +28,12 @@ Status CheckContiguous(const TensorView& t, std::string_view name);
 // Same device as `ref`.
 Status CheckSameDevice(const TensorView& t, std::string_view name, const TensorView& ref,
                        std::string_view ref_name);
+// a and b share no byte; with `allow_identical`, a may also be b itself (same data, dtype,
+// shape and strides), as an in-place output is.
+Status CheckNoOverlap(const TensorView& a, std::string_view a_name, const TensorView& b,
+                      std::string_view b_name, bool allow_identical = false);
+// No two elements of t share an address (an output a kernel writes in parallel).
+Status CheckDistinctElements(const TensorView& t, std::string_view name);
 // A finite float satisfying lo < x (strict) when `strict_lower`.
 Status CheckPositive(float x, std::string_view name);
 
