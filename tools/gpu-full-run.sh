@@ -55,13 +55,13 @@ skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench torch python sanitize
   echo "demo exit: $?"
 } 2>&1 | tee "$out/tests.log"
 skip bench || {
-  for b in engine norm rope activation page decode sampling; do
+  for b in engine norm rope activation page decode sampling cascade; do
     section "bench $b"
     FLASHJIT_DISABLE_JIT=1 OUT= timeout 90 "$stage/flashjit_bench_$b"
   done
 } 2>&1 | tee "$out/bench.log"
 skip torch || {
-  for t in layer_ops decode sampling; do
+  for t in layer_ops decode sampling cascade; do
     section "torch $t"
     timeout 120 python3 "tools/bench/torch_$t.py"
   done
