@@ -282,6 +282,26 @@ FLASHJIT_C_API flashjit_status flashjit_gelu_tanh_and_mul(flashjit_engine* engin
                                                           const DLTensor* input,
                                                           const DLTensor* out, void* stream);
 
+/* ---- attention-state merges (flashjit/cascade.h) ----------------------------------------------
+ * A state: v [seq, heads, head_dim] (f16/bf16/f32) and s [seq, heads] f32, the base-2
+ * log-sum-exp behind v. Merged: s = log2(sum 2^s_i), v = sum 2^(s_i - s) v_i; -inf states add
+ * nothing (all -inf: v = 0, s = -inf); a NaN or +inf s_i makes the row NaN. s_out and mask may
+ * be NULL. v_out / s_out may be an input itself; no other sharing of memory is accepted. */
+FLASHJIT_C_API flashjit_status flashjit_merge_state(flashjit_engine* engine, const DLTensor* v_a,
+                                                    const DLTensor* s_a, const DLTensor* v_b,
+                                                    const DLTensor* s_b, const DLTensor* v_out,
+                                                    const DLTensor* s_out, void* stream);
+/* (v, s) <- merge((v, s), (v_other, s_other)) for every seq whose mask (bool/u8 [seq]) is set. */
+FLASHJIT_C_API flashjit_status flashjit_merge_state_in_place(flashjit_engine* engine,
+                                                             const DLTensor* v, const DLTensor* s,
+                                                             const DLTensor* v_other,
+                                                             const DLTensor* s_other,
+                                                             const DLTensor* mask, void* stream);
+/* v [seq, num_states, heads, head_dim], s [seq, num_states, heads] -> v_out, s_out. */
+FLASHJIT_C_API flashjit_status flashjit_merge_states(flashjit_engine* engine, const DLTensor* v,
+                                                     const DLTensor* s, const DLTensor* v_out,
+                                                     const DLTensor* s_out, void* stream);
+
 /* ---- paged KV cache (flashjit/page.h) -------------------------------------------------------- */
 
 typedef enum flashjit_kv_layout {
@@ -519,6 +539,9 @@ typedef enum flashjit_packed_op {
   FLASHJIT_OP_SINGLE_DECODE = 70,
   FLASHJIT_OP_BATCH_DECODE_RUN = 71,
   FLASHJIT_OP_BATCH_DECODE_RUN_COMBINED = 72,
+  FLASHJIT_OP_MERGE_STATE = 80,
+  FLASHJIT_OP_MERGE_STATE_IN_PLACE = 81,
+  FLASHJIT_OP_MERGE_STATES = 82,
 } flashjit_packed_op;
 
 typedef struct flashjit_packed_call {

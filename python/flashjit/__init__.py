@@ -6,10 +6,11 @@ FlashInfer runs by changing the import; deliberate differences are listed in
 docs/FROM_FLASHINFER.md.
 """
 
-from . import activation, decode, errors, norm, page, rope, sampling
+from . import activation, cascade, decode, errors, norm, page, rope, sampling
 from ._lib import lib as _clib
 from ._lib import library_path
 from .activation import gelu_and_mul, gelu_tanh_and_mul, silu_and_mul
+from .cascade import merge_state, merge_state_in_place, merge_states
 from .decode import (BatchDecodeWithPagedKVCacheWrapper,
                      CUDAGraphBatchDecodeWithPagedKVCacheWrapper, single_decode_with_kv_cache)
 from .engine import (Engine, bundle_inspect, bundle_keygen, get_default_engine,

@@ -199,6 +199,10 @@ _SIGNATURES = {
     "flashjit_silu_and_mul": (_c_int, [E, T, T, S]),
     "flashjit_gelu_and_mul": (_c_int, [E, T, T, S]),
     "flashjit_gelu_tanh_and_mul": (_c_int, [E, T, T, S]),
+    # cascade
+    "flashjit_merge_state": (_c_int, [E, T, T, T, T, T, T, S]),
+    "flashjit_merge_state_in_place": (_c_int, [E, T, T, T, T, T, S]),
+    "flashjit_merge_states": (_c_int, [E, T, T, T, T, S]),
     # page
     "flashjit_append_paged_kv_cache": (
         _c_int, [E, T, T, T, T, T, T, T, T, T, _c_int, _c_float, _c_float, S]),

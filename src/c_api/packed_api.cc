@@ -308,6 +308,19 @@ const PackedOp kOps[] = {
        return flashjit_batch_decode_run_combined(static_cast<flashjit_batch_decode*>(c.handle),
                                                  t[0], t[1], t[2], t[3], t[4], c.stream);
      }},
+    // ---- attention-state merges (absent s_out / mask: not written / every row)
+    {FLASHJIT_OP_MERGE_STATE, "merge_state", 6, "v_a, s_a, v_b, s_b, v_out, s_out",
+     [](const flashjit_packed_call& c, Tensors t) {
+       return flashjit_merge_state(Eng(c), t[0], t[1], t[2], t[3], t[4], t[5], c.stream);
+     }},
+    {FLASHJIT_OP_MERGE_STATE_IN_PLACE, "merge_state_in_place", 5, "v, s, v_other, s_other, mask",
+     [](const flashjit_packed_call& c, Tensors t) {
+       return flashjit_merge_state_in_place(Eng(c), t[0], t[1], t[2], t[3], t[4], c.stream);
+     }},
+    {FLASHJIT_OP_MERGE_STATES, "merge_states", 4, "v, s, v_out, s_out",
+     [](const flashjit_packed_call& c, Tensors t) {
+       return flashjit_merge_states(Eng(c), t[0], t[1], t[2], t[3], c.stream);
+     }},
 };
 
 const PackedOp* Find(int32_t op) {

@@ -48,6 +48,9 @@ for n in (6, 16, 32):
                                    fake(64, dtype=I), fake(5, dtype=I), fake(4, dtype=I))
     flashjit.get_batch_indices_positions(fake(5, dtype=I), fake(4, dtype=I), n,
                                          fake(n, dtype=I), fake(n, dtype=I))
+for dt in ("bfloat16", "float16", "float32"):  # test_cascade_merges: one variant per dtype
+    flashjit.merge_states(fake(50, 5, 8, 128, dtype=dt), fake(50, 5, 8, dtype="float32"),
+                          v_out=fake(50, 8, 128, dtype=dt), s_out=fake(50, 8, dtype="float32"))
 V = 128256
 for B in (32, 16):
     probs, out = fake(B, V, dtype="float32"), fake(B, dtype=I)

@@ -269,6 +269,46 @@ def test_sampling():
     close(renorm.sum(-1), torch.ones(32, device=DEV), 1e-4)
 
 
+def merge_ref(vs, ss):
+    """fp64 merge of states stacked on dim 1: v [seq, n, heads, d], s [seq, n, heads]."""
+    s = ss.double()
+    m = s.amax(dim=1, keepdim=True)
+    m = torch.where(torch.isinf(m) & (m < 0), torch.zeros_like(m), m)
+    w = torch.exp2(s - m)
+    den = w.sum(dim=1)
+    v = (vs.double() * w.unsqueeze(-1)).sum(dim=1) / den.unsqueeze(-1).clamp_min(1e-300)
+    lse = m.squeeze(1) + torch.log2(den)
+    return torch.where(den.unsqueeze(-1) > 0, v, torch.zeros_like(v)), lse
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16, torch.float32])
+def test_cascade_merges(dtype):
+    torch.manual_seed(3)
+    seq, heads, d = 50, 8, 128
+    va, vb = (torch.randn(seq, heads, d, dtype=dtype, device=DEV) for _ in range(2))
+    sa, sb = (torch.randn(seq, heads, device=DEV) * 8 for _ in range(2))
+    sa[3] = float("-inf")  # one empty state
+    sa[4], sb[4] = float("-inf"), float("-inf")  # no keys at all
+    v, s = flashjit.merge_state(va, sa, vb, sb)
+    rv, rs = merge_ref(torch.stack([va, vb], 1), torch.stack([sa, sb], 1))
+    close(v, rv, 1e-2 if dtype == torch.bfloat16 else 2e-3)
+    torch.testing.assert_close(s.double(), rs, rtol=1e-5, atol=1e-5)
+    assert torch.all(v[4] == 0) and torch.all(torch.isneginf(s[4]))
+    # in place, with a mask: masked-out rows keep their values
+    v2, s2 = va.clone(), sa.clone()
+    mask = torch.arange(seq, device=DEV) % 3 != 0
+    flashjit.merge_state_in_place(v2, s2, vb, sb, mask=mask)
+    assert torch.equal(v2[~mask], va[~mask]) and torch.equal(s2[~mask], sa[~mask])
+    close(v2[mask], rv[mask], 1e-2 if dtype == torch.bfloat16 else 2e-3)
+    # many states, stacked
+    vs = torch.randn(seq, 5, heads, d, dtype=dtype, device=DEV)
+    ss = torch.randn(seq, 5, heads, device=DEV) * 4
+    v3, s3 = flashjit.merge_states(vs, ss)
+    rv3, rs3 = merge_ref(vs, ss)
+    close(v3, rv3, 1e-2 if dtype == torch.bfloat16 else 2e-3)
+    torch.testing.assert_close(s3.double(), rs3, rtol=1e-5, atol=1e-5)
+
+
 def test_errors_with_real_tensors():
     w = torch.randn(4096, dtype=torch.bfloat16, device=DEV)
     with pytest.raises(flashjit.InvalidArgumentError, match="CUDA"):

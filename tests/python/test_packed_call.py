@@ -22,7 +22,7 @@ from fake_tensor import fake
 from fake_torch import FakeTorchTensor, t, use_fake_torch
 from flashjit import _call
 
-_OP_MODULES = ("activation", "decode", "norm", "page", "rope", "sampling")
+_OP_MODULES = ("activation", "cascade", "decode", "norm", "page", "rope", "sampling")
 
 
 def _fast_or_skip():
@@ -72,7 +72,7 @@ def test_layout_matches_the_header():
     assert c.flashjit_packed_op_name(_call.RMSNORM) == b"rmsnorm"
     assert c.flashjit_packed_op_name(999) is None
     names = [n for n in dir(_call) if n.isupper() and not n.startswith("_")]
-    assert len(names) == 36
+    assert len(names) == 39
     for n in names:  # every op number names the same op on both sides
         assert c.flashjit_packed_op_name(getattr(_call, n)).decode().upper() == n, n
     assert struct.calcsize("<iiQQ" + "d" * 8 + "q" * 8) == _call._HEADER
@@ -89,6 +89,22 @@ def test_norm_and_activation(engine, streams):
     flashjit.gelu_and_mul(t(8, 2048), out=t(8, 1024))
     flashjit.gelu_tanh_and_mul(t(8, 2048), out=t(8, 1024))
     assert streams and set(streams) == {0}  # the current stream of the tensors' device
+
+
+def test_cascade(engine, streams):
+    f32 = "float32"
+    va, vb, vo = t(4, 8, 128), t(4, 8, 128), t(4, 8, 128)
+    sa, sb, so = t(4, 8, dtype=f32), t(4, 8, dtype=f32), t(4, 8, dtype=f32)
+    assert flashjit.merge_state(va, sa, vb, sb, v_out=vo, s_out=so) == (vo, so)
+    assert flashjit.merge_state_in_place(va, sa, vb, sb) is None
+    flashjit.merge_state_in_place(va, sa, vb, sb, mask=t(4, dtype="bool"))
+    assert flashjit.merge_states(t(4, 3, 8, 128), t(4, 3, 8, dtype=f32), v_out=vo,
+                                 s_out=so) == (vo, so)
+    with pytest.raises(flashjit.InvalidArgumentError, match="s_b: dtype bf16"):
+        flashjit.merge_state(va, sa, vb, t(4, 8), v_out=vo, s_out=so)
+    with pytest.raises(flashjit.InvalidArgumentError, match="v: shares memory with v_other"):
+        flashjit.merge_state_in_place(va, sa, va, sb)
+    assert streams and set(streams) == {0}
 
 
 def test_bad_input_raises_the_c_message(engine, streams):

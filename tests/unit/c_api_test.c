@@ -344,6 +344,27 @@ static void TestLayerOps(flashjit_engine* e) {
   EXPECT_OK(flashjit_gelu_tanh_and_mul(e, &in.t, &out.t, NULL));
   EXPECT_FAIL(flashjit_silu_and_mul(e, &in.t, &bad_out.t, NULL), FLASHJIT_INVALID_ARGUMENT, "out");
   EXPECT_FAIL(flashjit_silu_and_mul(e, &in.t, NULL, NULL), FLASHJIT_INVALID_ARGUMENT, "out");
+  /* attention-state merges: valid calls build and "launch" in the dry run; errors name the
+   * argument; s_out and mask may be NULL */
+  {
+    const int64_t v_s[3] = {4, 8, 128}, st_s[2] = {4, 8}, vn_s[4] = {4, 3, 8, 128},
+                  sn_s[3] = {4, 3, 8}, m_s[1] = {4};
+    Tensor va = Make(kBF16, 3, v_s), vb = Make(kBF16, 3, v_s), vo = Make(kBF16, 3, v_s);
+    Tensor sa = Make(kF32, 2, st_s), sb = Make(kF32, 2, st_s), so = Make(kF32, 2, st_s);
+    Tensor vn = Make(kBF16, 4, vn_s), sn = Make(kF32, 3, sn_s), mask = Make(kI32, 1, m_s);
+    EXPECT_OK(flashjit_merge_state(e, &va.t, &sa.t, &vb.t, &sb.t, &vo.t, &so.t, NULL));
+    EXPECT_OK(flashjit_merge_state(e, &va.t, &sa.t, &vb.t, &sb.t, &vo.t, NULL, NULL));
+    EXPECT_OK(flashjit_merge_state_in_place(e, &va.t, &sa.t, &vb.t, &sb.t, NULL, NULL));
+    EXPECT_OK(flashjit_merge_states(e, &vn.t, &sn.t, &vo.t, &so.t, NULL));
+    EXPECT_FAIL(flashjit_merge_state(e, &va.t, &sa.t, &vb.t, &sb.t, NULL, &so.t, NULL),
+                FLASHJIT_INVALID_ARGUMENT, "v_out");
+    EXPECT_FAIL(flashjit_merge_state(e, &va.t, &vb.t, &vb.t, &sb.t, &vo.t, &so.t, NULL),
+                FLASHJIT_INVALID_ARGUMENT, "s_a");
+    EXPECT_FAIL(flashjit_merge_state_in_place(e, &va.t, &sa.t, &vb.t, &sb.t, &mask.t, NULL),
+                FLASHJIT_INVALID_ARGUMENT, "mask: dtype i32");
+    EXPECT_FAIL(flashjit_merge_states(e, &va.t, &sn.t, &vo.t, &so.t, NULL),
+                FLASHJIT_INVALID_ARGUMENT, "v: expected 4");
+  }
   /* layernorm */
   EXPECT_OK(flashjit_layernorm(e, &lx.t, &gamma.t, &beta.t, &lx.t, 1e-5f, NULL));
   EXPECT_FAIL(flashjit_layernorm(e, &lx.t, &gamma.t, &in.t, &lx.t, 1e-5f, NULL),
