@@ -56,6 +56,242 @@ FLASHJIT_DEVICE void LoadQuery(const DecodeParams& p, const DecodeWorkItem& w, i
   }
 }
 
+// A persistent CTA's next query tile, held in registers while the current unit's last tile is
+// computed (its load is then off the unit boundary's path): this thread's chunks of LoadQuery.
+template <class V>
+struct QueryRegs {
+  using T = typename V::DTypeQ;
+  static constexpr int kHalf = V::kHeadDim / 16;  // 16-byte chunks of half a row
+  static constexpr int kIters = (kDecodeQTile * kHalf + kDecodeThreads - 1) / kDecodeThreads;
+  Vec<T, 8> a[kIters], b[kIters];
+
+  FLASHJIT_DEVICE void Load(const DecodeParams& p, int request, int qh0, int rows) {
+    const T* q = static_cast<const T*>(p.q) + request * p.q_stride_b;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const int idx = threadIdx.x + i * kDecodeThreads, row = idx / kHalf, c = idx % kHalf;
+      a[i] = b[i] = Vec<T, 8>{};
+      if (idx < kDecodeQTile * kHalf && row < rows) {
+        const T* src = q + (qh0 + row) * p.q_stride_h;
+        a[i] = LoadVec<T, 8>(src + c * 8);
+        b[i] = LoadVec<T, 8>(src + (c + kHalf) * 8);
+      }
+    }
+  }
+
+  // Writes the tile into q_smem as LoadQuery does (RoPE at qpos when the variant has it).
+  FLASHJIT_DEVICE void Store(const DecodeParams& p, int qpos, T* q_smem) {
+    constexpr int kD = V::kHeadDim, kChunks = kD / 8;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const int idx = threadIdx.x + i * kDecodeThreads, row = idx / kHalf, c = idx % kHalf;
+      if (idx >= kDecodeQTile * kHalf) continue;
+      if constexpr (V::kRope) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          float cs, sn;
+          RopeAngle(qpos, c * 8 + j, kD, p.rope_rcp_scale, p.rope_log2_theta, cs, sn);
+          const float x = ToFloat(a[i].v[j]), y = ToFloat(b[i].v[j]);
+          a[i].v[j] = FromFloat<T>(x * cs - y * sn);
+          b[i].v[j] = FromFloat<T>(y * cs + x * sn);
+        }
+      }
+      *reinterpret_cast<Vec<T, 8>*>(q_smem + SwizzledChunk<kChunks>(row, c) * 8) = a[i];
+      *reinterpret_cast<Vec<T, 8>*>(q_smem + SwizzledChunk<kChunks>(row, c + kHalf) * 8) = b[i];
+    }
+  }
+};
+
+// A unit of a persistent plan (three 16-byte loads; the host wrote it before the launch).
+FLASHJIT_DEVICE DecodeUnit LoadUnit(const DecodeUnit* u) {
+  const int4* src = reinterpret_cast<const int4*>(u);
+  const int4 x = __ldg(src), y = __ldg(src + 1), z = __ldg(src + 2);
+  DecodeUnit r;
+  r.w.request = x.x;
+  r.w.page_begin = x.y;
+  r.w.kv_len = x.z;
+  r.w.kv_start = x.w;
+  r.w.kv_end = y.x;
+  r.w.partial = y.y;
+  r.w.merge = y.z;
+  r.w.pad_ = y.w;
+  r.head_tile = z.x;
+  r.next = z.y;
+  r.pad_[0] = z.z;
+  r.pad_[1] = z.w;
+  return r;
+}
+
+// What the compute side of a persistent CTA derives from its unit.
+struct DecodeUnitView {
+  int kv_head, qh0, rows, qpos, key_lo, n_tiles;
+
+  FLASHJIT_DEVICE void Set(const DecodeParams& p, const DecodeUnit& u) {
+    kv_head = u.head_tile / p.q_tiles;
+    qh0 = kv_head * p.group_size + (u.head_tile % p.q_tiles) * kDecodeQTile;
+    rows = min(kDecodeQTile, p.group_size - (u.head_tile % p.q_tiles) * kDecodeQTile);
+    qpos = u.w.kv_len - 1;
+    key_lo = p.window_left >= 0 ? max(u.w.kv_start, qpos - p.window_left) : u.w.kv_start;
+    n_tiles = Tiles(u.w);
+  }
+  // Tiles of a unit; an empty unit takes one (zero-filled, fully masked) so that it still
+  // passes through the pipeline and its epilogue writes out = 0, lse = -inf.
+  static FLASHJIT_DEVICE int Tiles(const DecodeWorkItem& w) {
+    return max(1, (w.kv_end - w.kv_start + kDecodeTileKV - 1) / kDecodeTileKV);
+  }
+};
+
+// Persistent CTA (16-bit KV): walks its list of units (first: units[cta]) with one cp.async
+// pipeline over the concatenation of their tiles. The issue side runs kStages - 1 tiles ahead of
+// the compute side and crosses unit boundaries on its own (work item and page ids of the next
+// unit read ahead), so the loads of unit i + 1's first tiles are in flight while unit i's last
+// tile is computed and its epilogue runs; the epilogue uses the stage of unit i's last tile (the
+// only one not in flight then), swizzled to fit it. The next unit's query is read into registers
+// during the last tile.
+template <class V>
+FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& first) {
+  using T = typename V::DTypeQ;
+  using TKV = typename V::DTypeKV;
+  constexpr int kD = V::kHeadDim, kStages = V::kStages, kTile = kDecodeTileKV;
+  static_assert(sizeof(TKV) == 2, "persistent plans are for 16-bit KV caches");
+  static_assert(
+      DecodeEpilogueBytes(kD) - kDecodeThreads / 32 * kDecodeQTile * 8 * 4 == 2 * kTile * kD * 2,
+      "the swizzled epilogue fills exactly one stage");
+  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
+  extern __shared__ __align__(128) char smem[];
+  constexpr int kRegionA = DecodePipelineBytes(kD, sizeof(TKV), kStages) > DecodeEpilogueBytes(kD)
+                               ? DecodePipelineBytes(kD, sizeof(TKV), kStages)
+                               : DecodeEpilogueBytes(kD);
+  T* q_smem = reinterpret_cast<T*>(smem + kRegionA);
+  float* stats = reinterpret_cast<float*>(smem + kRegionA + kDecodeQTile * kD * 2);
+  auto k_stage = [&](int s) { return smem + s * 2 * Loader::kTileBytes; };
+  auto v_stage = [&](int s) { return smem + (s * 2 + 1) * Loader::kTileBytes; };
+
+  // Issue side: the unit whose tiles are being issued, the next tile of it, and the unit after
+  // it (read when the cursor entered `iu`).
+  DecodeUnit iu = first, inext;
+  int i_tile = 0, i_tiles = DecodeUnitView::Tiles(iu.w);
+  bool i_more = true;  // tiles left to issue
+  if (iu.next >= 0) inext = LoadUnit(p.units + iu.next);
+  Loader loader;
+  loader.Init(p, iu.w, iu.head_tile / p.q_tiles);
+  // Moves the cursor past the tile just issued (to the next unit after the last tile).
+  auto advance = [&] {
+    if (++i_tile < i_tiles) return;
+    if (iu.next < 0) {
+      i_more = false;
+      return;
+    }
+    iu = inext;
+    i_tile = 0;
+    i_tiles = DecodeUnitView::Tiles(iu.w);
+    loader.Init(p, iu.w, iu.head_tile / p.q_tiles);
+    if (iu.next >= 0) inext = LoadUnit(p.units + iu.next);
+  };
+  // Issues the tile at the cursor (page ids prefetched) into stage s, then reads the page ids
+  // of the tile after it. Commits a group in any case.
+  auto issue = [&](int s) {
+    if (i_more) {
+      loader.IssueTile(iu.w.kv_start + i_tile * kTile, k_stage(s), v_stage(s));
+      advance();
+      if (i_more) loader.PrefetchPages(iu.w.kv_start + i_tile * kTile);
+    }
+    CpAsyncCommit();
+  };
+
+  // Prologue: as the one-unit kernel when the first unit has kStages - 1 tiles (their page ids
+  // in flight together), else tile by tile through the cursor.
+  if (i_tiles >= kStages - 1) {
+    int32_t pages[kStages - 1][Loader::kRows];
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) loader.LoadPages(iu.w.kv_start + s * kTile, pages[s]);
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) {
+      loader.IssueTile(iu.w.kv_start + s * kTile, pages[s], k_stage(s), v_stage(s));
+      CpAsyncCommit();
+      advance();
+    }
+    if (i_more) loader.PrefetchPages(iu.w.kv_start + i_tile * kTile);
+  } else {
+    loader.PrefetchPages(iu.w.kv_start);
+#pragma unroll
+    for (int s = 0; s < kStages - 1; ++s) issue(s);
+  }
+
+  // Compute side: the unit whose tiles are computed, and the one after it.
+  DecodeUnit cu = first, cnext;
+  if (cu.next >= 0) cnext = LoadUnit(p.units + cu.next);
+  DecodeUnitView v;
+  v.Set(p, cu);
+  DecodeMergeItem merge_item = {};
+  if (cu.w.merge >= 0 && p.merge_counters) merge_item = p.merge_items[cu.w.merge];
+  LoadQuery<V>(p, cu.w, v.qh0, v.rows, v.qpos, q_smem);
+  __syncthreads();
+
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  DecodeWarp<V> state;
+  auto start_unit = [&] {
+    state.Init(q_smem);
+    if constexpr (V::kAlibi) {
+      const int r0 = lane / 4, r1 = lane / 4 + 8;
+      state.slope[0] = r0 < v.rows ? AlibiSlope(v.qh0 + r0, p.num_qo_heads) : 0.f;
+      state.slope[1] = r1 < v.rows ? AlibiSlope(v.qh0 + r1, p.num_qo_heads) : 0.f;
+    } else {
+      state.slope[0] = state.slope[1] = 0.f;
+    }
+  };
+  start_unit();
+
+  QueryRegs<V> next_q;
+  DecodeUnitView nv;
+  int c_tile = 0;
+  for (int g = 0;; ++g) {  // g: tile of the CTA's sequence, in stage g % kStages
+    CpAsyncWait<kStages - 2>();
+    __syncthreads();
+    issue((g + kStages - 1) % kStages);
+    const bool last = c_tile + 1 == v.n_tiles;
+    if (last && cu.next >= 0) {  // the next unit's query, in flight during this tile
+      nv.Set(p, cnext);
+      next_q.Load(p, cnext.w.request, nv.qh0, nv.rows);
+    }
+
+    const int key0 = cu.w.kv_start + c_tile * kTile + warp * 16;
+    if (key0 < cu.w.kv_end && key0 + 16 > v.key_lo) {
+      const char* k_src = k_stage(g % kStages) + warp * 16 * kD * sizeof(TKV);
+      const char* v_src = v_stage(g % kStages) + warp * 16 * kD * sizeof(TKV);
+      if constexpr (V::kRope) {
+        __syncwarp();
+        RopeRows<T, kD>(const_cast<T*>(reinterpret_cast<const T*>(k_src)), key0, p.rope_rcp_scale,
+                        p.rope_log2_theta);
+        __syncwarp();
+      }
+      state.Step(p, k_src, v_src, key0, v.key_lo, cu.w.kv_end, v.qpos);
+    }
+    if (!last) {
+      ++c_tile;
+      continue;
+    }
+
+    // The unit's end. Its Q is in the warps' registers, so the next unit's query can replace
+    // it in shared memory now; the epilogue's barriers order that before start_unit's reads.
+    if (cu.next >= 0) next_q.Store(p, nv.qpos, q_smem);
+    __syncthreads();  // every warp is done with stage g % kStages: the epilogue takes it
+    state.ReduceRowSums();
+    DecodeEpilogue<V, true>(p, cu.w, merge_item, state, cu.head_tile, v.qh0, v.rows,
+                            reinterpret_cast<float*>(k_stage(g % kStages)), stats);
+    if (cu.next < 0) break;
+    cu = cnext;
+    if (cu.next >= 0) cnext = LoadUnit(p.units + cu.next);
+    v = nv;
+    merge_item = {};
+    if (cu.w.merge >= 0 && p.merge_counters) merge_item = p.merge_items[cu.w.merge];
+    c_tile = 0;
+    __syncthreads();  // q_smem written by every thread (FusedMerge may have returned early)
+    start_unit();
+  }
+  CpAsyncWait<0>();
+}
+
 template <class V>
 __device__ void decode_attention(const DecodeParams& p) {
   using T = typename V::DTypeQ;
@@ -162,8 +398,24 @@ __device__ void decode_attention(const DecodeParams& p) {
   CpAsyncWait<0>();
   __syncthreads();
   state.ReduceRowSums();
-  DecodeEpilogue<V>(p, w, merge_item, state, qh0, rows, reinterpret_cast<float*>(smem),
+  DecodeEpilogue<V>(p, w, merge_item, state, head_tile, qh0, rows, reinterpret_cast<float*>(smem),
                     reinterpret_cast<float*>(q_smem));
+}
+
+// The persistent grid's entry (16-bit KV): CTA blockIdx.x walks the units linked from
+// units[blockIdx.x]; CTAs at or beyond *p.persistent_ctas (a captured launch's fixed grid) exit.
+// A kernel of its own, so that the one-CTA-per-unit kernel keeps its registers.
+template <class V>
+__device__ void decode_persistent(const DecodeParams& p) {
+  if constexpr (sizeof(typename V::DTypeKV) == 2) {
+    const int cta = static_cast<int>(blockIdx.x);
+    const int ctas = *p.persistent_ctas;
+    const DecodeUnit first = LoadUnit(p.units + cta);  // the grid never exceeds the capacity
+    if (cta >= ctas || first.head_tile < 0) return;
+    DecodePersistent<V>(p, first);
+  } else {
+    __trap();  // plans of fp8 caches are never persistent
+  }
 }
 
 }  // namespace flashjit::attention

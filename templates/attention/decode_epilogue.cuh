@@ -93,12 +93,12 @@ FLASHJIT_DEVICE void ClusterMerge(const DecodeParams& p, const DecodeWorkItem& w
 // `item` is p.merge_items[w.merge].
 template <class V>
 FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w,
-                                const DecodeMergeItem& item, int qh0, int rows) {
+                                const DecodeMergeItem& item, int head_tile, int qh0, int rows) {
   using T = typename V::DTypeQ;
   __shared__ int is_last;
   __threadfence();  // this CTA's partials are visible before the count says so
   __syncthreads();
-  int32_t* counter = p.merge_counters + w.merge * DecodeHeadTiles(p) + DecodeCtaHeadTile(p);
+  int32_t* counter = p.merge_counters + w.merge * DecodeHeadTiles(p) + head_tile;
   if (threadIdx.x == 0) {
     is_last = atomicAdd(counter, 1) == item.num_partials - 1;
     if (is_last) *counter = 0;  // every other CTA of this group has counted
@@ -115,29 +115,42 @@ FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w,
   }
 }
 
+// Offset of (row, col) in the epilogue's (4 warps x 16 rows, D) floats: rows padded to D + 8
+// (kSwizzled false), or rows of D floats whose 32-byte segments (8 floats) are XOR-swizzled by
+// row % 8 (kSwizzled: the persistent CTA's epilogue, which must fit one pipeline stage). Accesses
+// of 2 or 4 floats stay inside one segment; either form keeps a warp's float2 writes of 8 rows
+// and its float4 reads of a row free of bank conflicts.
+template <int kD, bool kSwizzled>
+FLASHJIT_DEVICE int EpilogueIndex(int row, int col) {
+  if constexpr (kSwizzled) return row * kD + (((col >> 3) ^ (row & 7)) << 3) + (col & 7);
+  return row * (kD + 8) + col;
+}
+
 // REQUIRES: every warp has finished with the pipeline's shared memory (a barrier before).
-// o_smem holds (4 warps, 16, D + 8) floats; stats holds (4 * 16 * 2 + 4 * 16 + 16) floats.
-// merge_item: p.merge_items[w.merge] when the item is split and merged in place.
-template <class V>
+// o_smem holds (4 warps, 16, D + 8) floats (kSwizzled: (4, 16, D), see EpilogueIndex); stats
+// holds (4 * 16 * 2 + 4 * 16 + 16) floats. merge_item: p.merge_items[w.merge] when the item is
+// split and merged in place. head_tile: the (kv head, query tile) of this CTA's work.
+template <class V, bool kSwizzled = false>
 FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem& w,
                                     const DecodeMergeItem& merge_item, const DecodeWarp<V>& st,
-                                    int qh0, int rows, float* o_smem, float* stats) {
+                                    int head_tile, int qh0, int rows, float* o_smem, float* stats) {
   using T = typename V::DTypeQ;
   constexpr int kD = V::kHeadDim, kStride = kD + 8, kWarps = kDecodeThreads / 32;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  auto at = [](int row, int col) { return EpilogueIndex<kD, kSwizzled>(row, col); };
 
   // Each warp's unnormalised O and its (m, l) per row.         (4, 16, D)
-  float* ow = o_smem + warp * kDecodeQTile * kStride;
+  const int row0 = warp * kDecodeQTile;
 #pragma unroll
   for (int j = 0; j < kD / 8; ++j) {
     if constexpr (DecodeWarp<V>::kFp8Regs) {  // permuted columns (see decode_warp.cuh)
 #pragma unroll
       for (int c = 0; c < 4; ++c)
-        ow[(g + (c / 2) * 8) * kStride + DecodeWarp<V>::Fp8OutColumn(j, c)] = st.o[j][c];
+        o_smem[at(row0 + g + (c / 2) * 8, DecodeWarp<V>::Fp8OutColumn(j, c))] = st.o[j][c];
     } else {
       const int col = j * 8 + 2 * t;
-      *reinterpret_cast<float2*>(ow + g * kStride + col) = make_float2(st.o[j][0], st.o[j][1]);
-      *reinterpret_cast<float2*>(ow + (g + 8) * kStride + col) =
+      *reinterpret_cast<float2*>(o_smem + at(row0 + g, col)) = make_float2(st.o[j][0], st.o[j][1]);
+      *reinterpret_cast<float2*>(o_smem + at(row0 + g + 8, col)) =
           make_float2(st.o[j][2], st.o[j][3]);
     }
   }
@@ -175,8 +188,7 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
 #pragma unroll
     for (int i = 0; i < kWarps; ++i) {
       const float f = factor[i * kDecodeQTile + r];
-      const float4 x =
-          *reinterpret_cast<const float4*>(o_smem + (i * kDecodeQTile + r) * kStride + c4);
+      const float4 x = *reinterpret_cast<const float4*>(o_smem + at(i * kDecodeQTile + r, c4));
       acc.x += f * x.x;
       acc.y += f * x.y;
       acc.z += f * x.z;
@@ -184,7 +196,7 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
     }
     const int qh = qh0 + r;
     float lse2 = row_lse[r];
-    if (p.cluster > 1) {
+    if (!kSwizzled && p.cluster > 1) {
       // This chunk's normalised partial, in place of warp 0's O (this thread alone reads
       // (r, c4) of every warp), for ClusterMerge.
       *reinterpret_cast<float4*>(o_smem + r * kStride + c4) =
@@ -200,10 +212,10 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
       if (c4 == 0) p.partial_lse[slot] = lse2;
     }
   }
-  if (p.cluster > 1) {
+  if (!kSwizzled && p.cluster > 1) {  // persistent plans never cluster
     ClusterMerge<V>(p, w, qh0, rows, o_smem, row_lse);
   } else if (w.partial >= 0 && p.merge_counters) {
-    FusedMerge<V>(p, w, merge_item, qh0, rows);
+    FusedMerge<V>(p, w, merge_item, head_tile, qh0, rows);
   }
 }
 

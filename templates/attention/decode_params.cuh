@@ -38,6 +38,17 @@ struct DecodeMergeItem {
 };
 static_assert(sizeof(DecodeMergeItem) == 16, "DecodeMergeItem layout is shared with the host");
 
+// Persistent plans: a unit is one (work item, head tile); each CTA of the persistent grid walks
+// its own list of units. Units 0 .. ctas - 1 are the CTAs' first units (head_tile -1: the CTA has
+// none); `next` links to the CTA's next unit (-1: the last).
+struct DecodeUnit {
+  DecodeWorkItem w;
+  int32_t head_tile;
+  int32_t next;
+  int32_t pad_[2];
+};
+static_assert(sizeof(DecodeUnit) == 48, "DecodeUnit layout is shared with the host");
+
 // n / d for 0 <= n < 2^31 by a multiply and a shift (d >= 1, set on the host).
 struct FastDivisor {
   uint64_t mul;
@@ -77,6 +88,12 @@ struct DecodeParams {
   // [merge items, head tiles] start at 0 and are left at 0. Null: the merge kernel does it.
   const DecodeMergeItem* merge_items;
   int32_t* merge_counters;
+  // Persistent plans (16-bit KV, the kernel decode_persistent): *persistent_ctas CTAs walk the
+  // unit lists in `units` (CTAs beyond it exit: a captured launch keeps the wrapper's grid).
+  // Read on the device, so that a captured launch follows each new plan. `units` holds at least
+  // as many entries as the grid has CTAs. Unused by the one-CTA-per-unit kernel.
+  const int32_t* persistent_ctas;
+  const DecodeUnit* units;
   int64_t q_stride_b, q_stride_h;
   int64_t o_stride_b, o_stride_h;
   int64_t lse_stride_b;
@@ -104,7 +121,7 @@ struct DecodeParams {
   // distributed shared memory (no partials in global memory, no counters). 0: off.
   int32_t cluster;
 };
-FLASHJIT_CHECK_PARAMS(DecodeParams, 248);
+FLASHJIT_CHECK_PARAMS(DecodeParams, 264);
 
 #if FLASHJIT_HAS_DEVICE
 // CTAs per work item (kv heads x query tiles), and this CTA's work item and head tile.
@@ -151,17 +168,26 @@ namespace flashjit::attention {
 //   [pipeline: stages x (K tile, V tile)  |  or, after the loop, 4 warps x 16 x (D + 8) fp32]
 //   [Q: 16 x D 16-bit, later the per-warp softmax statistics]
 //   [fp8 KV with RoPE only: per-warp 16-bit copies of 16 keys and 16 values]
+//   [16-bit KV only: the persistent epilogue's statistics (DecodeStatsBytes)]
+// A persistent CTA (16-bit KV) runs its epilogue in the pipeline stage of the unit's last tile,
+// rows of D floats whose 32-byte segments are XOR-swizzled by the row (no padding: 4 x 16 x D x 4
+// bytes = one stage of 16-bit K and V tiles).
 FLASHJIT_HD constexpr int DecodePipelineBytes(int head_dim, int kv_bytes, int stages) {
   return stages * 2 * kDecodeTileKV * head_dim * kv_bytes;
 }
 FLASHJIT_HD constexpr int DecodeEpilogueBytes(int head_dim) {
   return (kDecodeThreads / 32) * kDecodeQTile * (head_dim + 8) * 4;
 }
+// The epilogue's softmax statistics of a persistent CTA: (4 warps, 16, 2) + (4, 16) + 16 floats,
+// kept apart from Q (the next unit's query is staged during the epilogue).
+FLASHJIT_HD constexpr int DecodeStatsBytes() { return 1024; }
 FLASHJIT_HD constexpr int DecodeSmemBytes(int head_dim, int kv_bytes, int stages, bool rope) {
   const int a = DecodePipelineBytes(head_dim, kv_bytes, stages);
   const int b = DecodeEpilogueBytes(head_dim);
   const int convert = kv_bytes == 1 && rope ? (kDecodeThreads / 32) * 2 * 16 * head_dim * 2 : 0;
-  return (a > b ? a : b) + kDecodeQTile * head_dim * 2 + convert;
+  // 16-bit KV: persistent plans keep their statistics after Q (see DecodeStatsBytes).
+  const int stats = kv_bytes == 2 ? DecodeStatsBytes() : 0;
+  return (a > b ? a : b) + kDecodeQTile * head_dim * 2 + convert + stats;
 }
 
 }  // namespace flashjit::attention

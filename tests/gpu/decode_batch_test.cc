@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <numeric>
 
+#include "src/ops/decode/decode_common.h"
 #include "src/ops/decode/decode_schedule.h"
 #include "src/ops/decode/decode_spec.h"
+#include "src/runtime/copy.h"
 #include "src/runtime/driver.h"
 #include "tests/gpu/decode_test_util.h"
 
@@ -20,6 +22,9 @@ struct BatchCase {
   bool sinks = false, with_lse = true, combined = true, huge_negative = false;
   float q_std = 1.f, kv_std = 1.f;  // standard deviations of the random q and K/V values
   DecodeOptions options;
+  // Checked after Plan from the workspace header: -1 no check; 0 the plan is not persistent;
+  // n > 0 the plan is persistent with min(n, units) CTAs (units: work items x head tiles).
+  int expect_persistent = -1;
 };
 
 // A paged cache with every request's pages in random order, its host copy (as the device
@@ -185,6 +190,17 @@ void RunBatch(BatchCase c, std::mt19937& rng) {
                               ws.bytes(), nullptr, pc.page_ids.data(), pc.num_pages);
   INFO(what << ": plan " << s.ToString());
   REQUIRE(s.ok());
+  if (c.expect_persistent >= 0 && !DryRun()) {
+    Synchronize();
+    int32_t header[4];  // num_work, num_merge, persistent CTAs, 0
+    ws.Download(header, sizeof(header));
+    const int64_t units = int64_t(header[0]) * c.num_kv_heads * ((hq / c.num_kv_heads + 15) / 16);
+    const int64_t expect =
+        c.expect_persistent == 0 ? 0 : std::min<int64_t>(c.expect_persistent, units);
+    INFO(what << ": work items " << header[0] << ", merges " << header[1] << ", persistent CTAs "
+              << header[2]);
+    CHECK(header[2] == expect);
+  }
   TensorView tk, tv;
   CacheViews(c, pc, &tk, &tv);
   TensorView tlse =
@@ -438,9 +454,9 @@ TEST_CASE("batch decode: uniform splits merged by a thread-block cluster", "[gpu
   }
 }
 
-TEST_CASE("batch decode: a CUDA graph captured once replays correctly after new plans",
-          "[gpu][decode]") {
-  std::mt19937 rng(Seed());
+// A CUDA graph captured once replays correctly after plans of other lengths and batch sizes
+// (with `forced_ctas` > 0: under a forced persistent grid of at most that many CTAs).
+void GraphReplay(std::mt19937& rng, int forced_ctas) {
   BatchCase c;
   c.num_qo_heads = 16;
   c.num_kv_heads = 4;
@@ -535,6 +551,13 @@ TEST_CASE("batch decode: a CUDA graph captured once replays correctly after new 
   for (auto [b, cut] : {std::pair{12, 6000}, {16, 300}, {5, 6000}, {16, 100000}}) {
     auto [sub, view] = plan(b, cut);
     upload_indices(view);
+    if (forced_ctas > 0) {  // the replayed launch runs the persistent form
+      Synchronize();
+      int32_t header[4];
+      ws.Download(header, sizeof(header));
+      INFO("graph plan B=" << b << " cut " << cut << ": persistent CTAs " << header[2]);
+      CHECK(header[2] == std::min(forced_ctas, header[0] * c.num_kv_heads));
+    }
     dout.Fill(0xFF);
     dlse.Fill(0xFF);
     Synchronize();
@@ -545,6 +568,113 @@ TEST_CASE("batch decode: a CUDA graph captured once replays correctly after new 
   api.cuGraphExecDestroy(exec);
   api.cuGraphDestroy(graph);
   api.cuStreamDestroy(stream);
+}
+
+TEST_CASE("batch decode: a CUDA graph captured once replays correctly after new plans",
+          "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  GraphReplay(rng, 0);
+}
+
+// Forces the persistent form (every plan of a 16-bit cache that does not cluster) with at most
+// `ctas` CTAs for wrappers created in this scope.
+struct ForcePersistent {
+  explicit ForcePersistent(int ctas) {
+    ops::SetDecodePersistentForTesting(ops::kPersistentAlways, ctas);
+  }
+  ~ForcePersistent() { ops::SetDecodePersistentForTesting(-1, 0); }
+};
+
+// The persistent grid: resident CTAs walk lists of (work item, head tile) units with one
+// pipeline across unit boundaries. Forced over ragged batches (lengths 0 .. 16384: empty
+// requests, single keys, page boundaries, long requests split and merged by their last CTA
+// inside the loop), on small grids (7 CTAs: dozens of units each, merges of many partials) and
+// at the resident capacity; every 16-bit head dim, page sizes 1/16/64, layouts, GQA 1/4/5/8/17,
+// the knobs, logits near -500000; each plan's header is checked to be persistent (fp8 never is).
+// Then the graph case under a forced persistent grid of 5 CTAs.
+TEST_CASE("batch decode: persistent grid over ragged batches", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  auto sms = runtime::MultiprocessorCount(TestEngine(), 0);
+  REQUIRE(sms.ok());
+  for (int ctas : {7, 0}) {
+    ForcePersistent force(ctas);
+    std::vector<BatchCase> cases;
+    auto add = [&](std::vector<int> lens) {
+      BatchCase c;
+      c.num_qo_heads = 32;
+      c.num_kv_heads = 8;
+      c.lens = std::move(lens);
+      cases.push_back(c);
+      return &cases.back();
+    };
+    add(MixedLengths(24, 16384, 16, rng));
+    add({16384, 0, 1, 5000, 64, 65, 0});
+    {
+      BatchCase* c = add(MixedLengths(9, 3000, 1, rng));
+      c->num_qo_heads = c->num_kv_heads = 4;
+      c->page_size = 1;
+    }
+    {
+      BatchCase* c = add(MixedLengths(20, 5000, 64, rng));
+      c->num_qo_heads = 16;
+      c->num_kv_heads = 2;
+      c->page_size = 64;
+      c->layout = KVLayout::kHND;
+      c->combined = false;
+    }
+    {
+      BatchCase* c = add(MixedLengths(12, 4000, 16, rng));
+      c->q_dtype = c->kv_dtype = DType::kF16;
+      c->num_qo_heads = 16;
+      c->num_kv_heads = 4;
+      c->options.logits_soft_cap = 5.f;
+      c->options.sm_scale = 0.5f;
+      c->options.window_left = 300;
+      c->sinks = true;
+    }
+    {
+      BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+      c->num_qo_heads = 10;  // group 5
+      c->num_kv_heads = 2;
+      c->options.alibi = true;
+      c->with_lse = false;
+    }
+    {
+      BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+      c->q_dtype = c->kv_dtype = DType::kF16;
+      c->options.rope = true;
+    }
+    for (int d : {64, 256}) {
+      BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+      c->head_dim = d;
+      c->num_qo_heads = 16;
+      c->num_kv_heads = 2;
+    }
+    {
+      BatchCase* c = add(MixedLengths(8, 3000, 16, rng));
+      c->num_qo_heads = 34;  // group 17: two query tiles per kv head
+      c->num_kv_heads = 2;
+    }
+    {
+      BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+      c->huge_negative = true;
+      c->with_lse = false;
+    }
+    add({0, 0, 0});
+    for (BatchCase c : cases) {
+      // At most `ctas` CTAs, else the resident capacity (SMs x CTAs per SM).
+      c.expect_persistent =
+          ctas > 0 ? ctas : *sms * ops::DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
+      RunBatch(c, rng);
+    }
+    BatchCase fp8 = cases[0];  // fp8 KV keeps one CTA per unit
+    fp8.kv_dtype = DType::kF8E4M3;
+    fp8.lens = MixedLengths(10, 3000, 16, rng);
+    fp8.expect_persistent = 0;
+    RunBatch(fp8, rng);
+  }
+  ForcePersistent force(5);
+  GraphReplay(rng, 5);
 }
 
 }  // namespace

@@ -2,7 +2,12 @@
 // split-KV schedule, on the CPU with a dry-run engine.
 #include <flashjit/decode.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstring>
+#include <map>
+#include <random>
+#include <tuple>
 
 #include "src/ops/decode/decode_schedule.h"
 
@@ -262,6 +267,84 @@ TEST_CASE("single decode's uniform split is merged by a cluster under the batch 
   CHECK(off.chunk == 64);
   CHECK(off.chunks == 16);
   CHECK(off.cluster == 0);
+}
+
+// The persistent plan's assignment: every (item, head tile) unit exactly once, each CTA's list
+// linked from its own index, balanced within one unit's cost, deterministic.
+TEST_CASE("decode persistent plan assigns every unit once, balanced and deterministic",
+          "[decode]") {
+  auto check = [](const std::vector<attention::DecodeWorkItem>& work, int heads, int ctas) {
+    const ops::DecodePersistentPlan a = ops::AssignDecodeUnits(work, heads, ctas);
+    const ops::DecodePersistentPlan b = ops::AssignDecodeUnits(work, heads, ctas);
+    const int64_t n_units = static_cast<int64_t>(work.size()) * heads;
+    INFO("items " << work.size() << " heads " << heads << " ctas " << ctas);
+    REQUIRE(a.ctas == std::min<int64_t>(ctas, n_units));
+    CHECK(static_cast<int64_t>(a.units.size()) == std::max<int64_t>(a.ctas, n_units));
+    // Deterministic: the same plan twice.
+    REQUIRE(a.units.size() == b.units.size());
+    CHECK(std::memcmp(a.units.data(), b.units.data(),
+                      a.units.size() * sizeof(attention::DecodeUnit)) == 0);
+    // Walk every CTA's list: each (item, head tile) once, loads as reported.
+    std::map<std::tuple<int, int, int, int>, int> seen;  // (request, start, end, head) -> count
+    std::vector<bool> visited(a.units.size(), false);
+    double max_cost = 0, max_load = 0, min_load = 1e300;
+    for (int c = 0; c < a.ctas; ++c) {
+      double load = 0;
+      for (int i = c; i >= 0; i = a.units[i].next) {
+        REQUIRE(i < static_cast<int>(a.units.size()));
+        REQUIRE(!visited[i]);  // no cycles, no unit shared by two CTAs
+        visited[i] = true;
+        const attention::DecodeUnit& u = a.units[i];
+        if (i == c && u.head_tile < 0) break;  // a CTA without units
+        REQUIRE(u.head_tile >= 0);
+        REQUIRE(u.head_tile < heads);
+        ++seen[{u.w.request, u.w.kv_start, u.w.kv_end, u.head_tile}];
+        const double cost = std::max(1, (u.w.kv_end - u.w.kv_start + 63) / 64) + 1.0;
+        max_cost = std::max(max_cost, cost);
+        load += cost;
+      }
+      CHECK(load == a.load[c]);
+      max_load = std::max(max_load, load);
+      min_load = std::min(min_load, load);
+    }
+    CHECK(std::count(visited.begin(), visited.end(), true) == static_cast<int64_t>(a.units.size()));
+    for (const auto& w : work)
+      for (int h = 0; h < heads; ++h) CHECK(seen[{w.request, w.kv_start, w.kv_end, h}] == 1);
+    CHECK(static_cast<int64_t>(seen.size()) == n_units);
+    // Longest-first greedy: no CTA ends more than one unit's cost above the least loaded.
+    if (n_units > 0) CHECK(max_load - min_load <= max_cost);
+    return a;
+  };
+  // The benchmark's B=64 L=1k: 512 equal units over 264 CTAs: 248 CTAs run two, 16 run one;
+  // CTA c starts with unit c (item c / 8, head c % 8) and continues with unit 264 + c.
+  ops::DecodeScheduleLimits limits;
+  limits.ctas_per_item = 8;
+  limits.slots = 264;
+  limits.max_items = ops::DecodeMaxItems(256, limits);
+  const auto b64 =
+      ops::BuildDecodeSchedule(std::vector<ops::DecodeRequest>(64, {0, 1024, 0}), limits);
+  REQUIRE(b64.work.size() == 64);
+  const auto p64 = check(b64.work, 8, 264);
+  CHECK(p64.units[5].w.request == b64.work[0].request);
+  CHECK(p64.units[5].head_tile == 5);
+  REQUIRE(p64.units[5].next >= 264);
+  CHECK(p64.units[p64.units[5].next].head_tile == (264 + 5) % 8);
+  CHECK(p64.units[p64.units[5].next].w.request == b64.work[(264 + 5) / 8].request);
+  CHECK(std::count(p64.load.begin(), p64.load.end(), 2 * 17.0) == 248);
+  // Ragged lengths 0 .. 16384 with splits (global merges) over few CTAs; an empty request.
+  std::mt19937 rng(7);
+  std::vector<ops::DecodeRequest> ragged;
+  int32_t page = 0;
+  for (int i = 0; i < 40; ++i) {
+    const int len = i == 0 ? 0 : i == 1 ? 16384 : static_cast<int>(rng() % 16385);
+    ragged.push_back({page, len, 0});
+    page += (len + 15) / 16;
+  }
+  const auto rs = ops::BuildDecodeSchedule(ragged, limits);
+  CHECK(!rs.merge.empty());
+  for (int ctas : {1, 7, 64, 264, 100000}) check(rs.work, 8, ctas);
+  check(rs.work, 3, 5);
+  check({}, 8, 264);
 }
 
 }  // namespace

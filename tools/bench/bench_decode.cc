@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <numeric>
@@ -46,6 +47,8 @@ std::string ShapeKey(const Shape& s) {
 
 // --shapes LIST: only these shapes, comma-separated: BxL (bf16), e4m3:BxL, sL (single decode).
 // --once: one call of each shape, no timing (for a profiler).
+// --persistent 0|1|auto: sets FLASHJIT_DECODE_PERSISTENT for this process (A/B of the persistent
+// grid: 0 = one CTA per (item, head tile), 1 = every plan that does not cluster, auto = default).
 struct Options {
   std::vector<std::string> shapes;
   bool once = false;
@@ -58,6 +61,13 @@ Options ParseOptions(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--once")) o.once = true;
+    if (!std::strcmp(argv[i], "--persistent") && i + 1 < argc) {
+      const std::string v = argv[++i];
+      if (v == "auto")
+        unsetenv("FLASHJIT_DECODE_PERSISTENT");
+      else
+        setenv("FLASHJIT_DECODE_PERSISTENT", v.c_str(), 1);
+    }
     if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) {
       std::string list = argv[++i];
       for (size_t pos = 0; pos <= list.size();) {

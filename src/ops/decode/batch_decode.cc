@@ -14,18 +14,21 @@ namespace flashjit {
 using ops::Present;
 
 // Workspace layout (fixed by the capacity, so that graph-mode pointers never move):
-//   [header: num_work, num_merge] [work items] [merge items] [merge counters: merge items x
-//   CTAs per item, zero after every launch] [partial lse] [partial o]
+//   [header: num_work, num_merge, persistent CTAs (0: not persistent), 0] [work items] [merge
+//   items] [merge counters: merge items x CTAs per item, zero after every launch] [units of a
+//   persistent plan: one per (work item, head tile) of the capacity] [partial lse] [partial o]
 struct BatchDecode::State {
   Engine* engine = nullptr;
   BatchDecodeConfig cfg;
   int q_tiles = 1;
   ops::DecodeScheduleLimits limits;
-  int32_t cap_items = 0, cap_merge = 0;
-  size_t off_work = 16, off_merge = 0, off_count = 0, off_plse = 0, off_po = 0, total = 0;
+  int32_t cap_items = 0, cap_merge = 0, cap_units = 0;
+  size_t off_work = 16, off_merge = 0, off_count = 0, off_units = 0, off_plse = 0, off_po = 0,
+         total = 0;
+  bool persistent_ok = false;  // 16-bit KV: the kernel has the persistent form
 
   bool planned = false;
-  int32_t batch = 0, n_items = 0, n_merge = 0, cluster = 0;
+  int32_t batch = 0, n_items = 0, n_merge = 0, cluster = 0, persistent_ctas = 0;
   int64_t nnz = 0, max_page_id = -1;
   ops::DecodeSpec spec;
   const runtime::Kernel* kernel = nullptr;
@@ -83,8 +86,17 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   s->cap_merge = c.max_batch_size;
   s->off_merge = Align16(s->off_work + s->cap_items * sizeof(attention::DecodeWorkItem));
   s->off_count = Align16(s->off_merge + s->cap_merge * sizeof(attention::DecodeMergeItem));
-  s->off_plse =
+  // 16-bit KV only (the fp8 epilogue would need two free stages); at head_dim 256 the
+  // persistent kernel spills (255 registers, one CTA per SM), so only a forced mode takes it.
+  s->persistent_ok = DTypeBytes(c.kv_dtype) == 2 &&
+                     (c.head_dim <= 128 || ops::DecodePersistent() == ops::kPersistentAlways) &&
+                     ops::DecodePersistent() != ops::kPersistentNever;
+  // Units: every (item, head tile) once; the kernel also reads the entry of each CTA of the
+  // grid, at most cap_items x CTAs per item in graph mode.
+  s->cap_units = s->persistent_ok ? s->cap_items * s->limits.ctas_per_item : 0;
+  s->off_units =
       Align16(s->off_count + size_t(s->cap_merge) * s->limits.ctas_per_item * sizeof(int32_t));
+  s->off_plse = Align16(s->off_units + size_t(s->cap_units) * sizeof(attention::DecodeUnit));
   s->off_po = Align16(s->off_plse + size_t(s->cap_items) * c.num_qo_heads * sizeof(float));
   s->total = s->off_po + size_t(s->cap_items) * c.num_qo_heads * c.head_dim * sizeof(float);
   return std::unique_ptr<BatchDecode>(new BatchDecode(std::move(s)));
@@ -164,11 +176,34 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   if (static_cast<int32_t>(sched.work.size()) > s.cap_items)
     return Status::Internal(fmt::format("decode plan: {} work items exceed the capacity {}",
                                         sched.work.size(), s.cap_items));
-  const size_t bytes = s.off_plse;  // header, work and merge items, zeroed counters
+  // A persistent grid (16-bit KV, not merged by clusters): resident CTAs walk lists of units.
+  // Default (kPersistentAuto): where the units are more than one wave of resident CTAs, so that
+  // a CTA runs several and its loads cross their boundaries. Graph mode: every plan, since the
+  // captured launch is the persistent kernel on the wrapper's fixed grid (the resident CTAs).
+  const int64_t n_units = static_cast<int64_t>(sched.work.size()) * s.limits.ctas_per_item;
+  const ops::DecodePersistentMode mode = ops::DecodePersistent();
+  const bool persistent = s.persistent_ok && sched.cluster <= 1 && n_units > 0 &&
+                          (c.cuda_graph || mode == ops::kPersistentAlways ||
+                           (mode == ops::kPersistentAuto && n_units > s.limits.slots));
+  ops::DecodePersistentPlan units;
+  if (persistent) {
+    const int max_ctas = ops::DecodePersistentMaxCtas();
+    units =
+        ops::AssignDecodeUnits(sched.work, s.limits.ctas_per_item,
+                               max_ctas > 0 ? std::min(max_ctas, s.limits.slots) : s.limits.slots);
+    if (static_cast<int64_t>(units.units.size()) > s.cap_units)
+      return Status::Internal(fmt::format("decode plan: {} units exceed the capacity {}",
+                                          units.units.size(), s.cap_units));
+  }
+  // Header, work and merge items, zeroed counters, and the units of a persistent plan.
+  const size_t bytes = s.off_units + units.units.size() * sizeof(attention::DecodeUnit);
   s.staging.assign(bytes, 0);
-  const int32_t header[2] = {static_cast<int32_t>(sched.work.size()),
-                             static_cast<int32_t>(sched.merge.size())};
+  const int32_t header[4] = {static_cast<int32_t>(sched.work.size()),
+                             static_cast<int32_t>(sched.merge.size()), units.ctas, 0};
   std::memcpy(s.staging.data(), header, sizeof(header));
+  if (!units.units.empty())
+    std::memcpy(s.staging.data() + s.off_units, units.units.data(),
+                units.units.size() * sizeof(attention::DecodeUnit));
   std::memcpy(s.staging.data() + s.off_work, sched.work.data(),
               sched.work.size() * sizeof(attention::DecodeWorkItem));
   std::memcpy(s.staging.data() + s.off_merge, sched.merge.data(),
@@ -180,6 +215,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   s.n_items = header[0];
   s.n_merge = header[1];
   s.cluster = sched.cluster;
+  s.persistent_ctas = units.ctas;
   s.nnz = nnz;
   s.max_page_id = max_page;
   s.spec = spec;
@@ -264,6 +300,10 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   p.partial_o = reinterpret_cast<float*>(s.workspace + s.off_po);
   p.merge_items = reinterpret_cast<const attention::DecodeMergeItem*>(s.workspace + s.off_merge);
   p.merge_counters = reinterpret_cast<int32_t*>(s.workspace + s.off_count);
+  if (s.persistent_ok) {
+    p.persistent_ctas = reinterpret_cast<const int32_t*>(s.workspace) + 2;
+    p.units = reinterpret_cast<const attention::DecodeUnit*>(s.workspace + s.off_units);
+  }
   p.q_stride_b = q.strides[0];
   p.q_stride_h = q.strides[1];
   p.o_stride_b = out.strides[0];
@@ -294,8 +334,13 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   mp.num_qo_heads = p.num_qo_heads;
   const int grid = c.cuda_graph ? s.cap_items : s.n_items;
   // Split requests are merged by their cluster (p.cluster) or their last CTA
-  // (p.merge_counters): no merge launch.
-  return LaunchDecode(*s.kernel, s.spec, p, grid, mp, 0, static_cast<CUstream>(stream));
+  // (p.merge_counters): no merge launch. A persistent plan launches its CTAs only; in graph
+  // mode (every plan persistent) the captured grid is the resident capacity, and CTAs beyond
+  // the current plan's count (read from the workspace) exit.
+  const int persistent_grid =
+      c.cuda_graph ? (s.persistent_ok ? s.limits.slots : 0) : s.persistent_ctas;
+  return LaunchDecode(*s.kernel, s.spec, p, grid, mp, 0, static_cast<CUstream>(stream),
+                      persistent_grid);
 }
 
 Status SplitKVCache(const TensorView& cache, TensorView* k_cache, TensorView* v_cache) {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
@@ -145,23 +146,51 @@ int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_byte
   return ok ? 8 : 0;
 }
 
+namespace {
+std::atomic<int> g_persistent_test_mode{-1}, g_persistent_test_ctas{0};
+}  // namespace
+
+void SetDecodePersistentForTesting(int mode, int max_ctas) {
+  g_persistent_test_mode.store(mode < 0 ? -1 : std::min(mode, 2));
+  g_persistent_test_ctas.store(mode < 0 ? 0 : std::max(0, max_ctas));
+}
+
+int DecodePersistentMaxCtas() { return g_persistent_test_ctas.load(std::memory_order_relaxed); }
+
+DecodePersistentMode DecodePersistent() {
+  const int forced = g_persistent_test_mode.load(std::memory_order_relaxed);
+  if (forced >= 0) return static_cast<DecodePersistentMode>(forced);
+  static const DecodePersistentMode kMode = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_PERSISTENT");
+    if (v && std::strcmp(v, "0") == 0) return kPersistentNever;
+    if (v && std::strcmp(v, "1") == 0) return kPersistentAlways;
+    return kPersistentAuto;
+  }();
+  return kMode;
+}
+
 Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
                     const attention::DecodeParams& p, int grid_items,
-                    const attention::DecodeMergeParams& mp, int merge_items, CUstream stream) {
+                    const attention::DecodeMergeParams& mp, int merge_items, CUstream stream,
+                    int persistent_ctas) {
   // Head-major order: the CTAs of one work item (one per kv head) are neighbours in the grid, so
   // they start together and read each page's rows of all heads at about the same time.
   const int64_t head_tiles = int64_t(p.num_kv_heads) * p.q_tiles;
   attention::DecodeParams lp = p;
+  runtime::LaunchConfig cfg;
+  cfg.block_x = attention::kDecodeThreads;
+  cfg.dynamic_smem = static_cast<uint32_t>(DecodeSmemBytes(spec));
+  if (persistent_ctas > 0) {  // entry 2: the persistent grid (no merge launch)
+    cfg.grid_x = static_cast<uint32_t>(persistent_ctas);
+    return kernel.Launch(2, cfg, &p, stream);
+  }
   lp.head_major =
       (p.cluster > 1 || DecodeHeadMajor()) && int64_t(grid_items) * head_tiles <= 0x7fffffff;
   if (p.cluster > 1 && !lp.head_major)
     return Status::InvalidArgument(fmt::format(
         "decode: {} work items x {} heads exceed one grid dimension", grid_items, head_tiles));
-  runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(lp.head_major ? grid_items * head_tiles : grid_items);
   cfg.grid_y = static_cast<uint32_t>(lp.head_major ? 1 : head_tiles);
-  cfg.block_x = attention::kDecodeThreads;
-  cfg.dynamic_smem = static_cast<uint32_t>(DecodeSmemBytes(spec));
   if (p.cluster > 1) cfg.cluster_x = static_cast<uint32_t>(p.cluster);
   FLASHJIT_RETURN_IF_ERROR(kernel.Launch(0, cfg, &lp, stream));
   if (merge_items <= 0) return Status::Ok();

@@ -46,7 +46,9 @@ const spec::OpFamily* DecodeFamily() {
     f.entries = {{"flashjit_decode", "flashjit::attention::decode_attention",
                   "flashjit::attention::DecodeParams", "Variant::kThreads"},
                  {"flashjit_decode_merge", "flashjit::attention::decode_merge",
-                  "flashjit::attention::DecodeMergeParams", "Variant::kThreads"}};
+                  "flashjit::attention::DecodeMergeParams", "Variant::kThreads"},
+                 {"flashjit_decode_persistent", "flashjit::attention::decode_persistent",
+                  "flashjit::attention::DecodeParams", "Variant::kThreads"}};
     f.variant_body = [](const spec::Json& s) {
       return fmt::format(
           "  using DTypeQ = {};\n  using DTypeKV = {};\n  static constexpr int kThreads = 128;\n"

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <queue>
+#include <utility>
 
 namespace flashjit::ops {
 namespace {
@@ -129,6 +131,57 @@ DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
     return a.kv_end - a.kv_start > b.kv_end - b.kv_start;
   });
   return s;
+}
+
+DecodePersistentPlan AssignDecodeUnits(const std::vector<attention::DecodeWorkItem>& work,
+                                       int ctas_per_item, int ctas) {
+  DecodePersistentPlan plan;
+  const int64_t n_units = static_cast<int64_t>(work.size()) * std::max(1, ctas_per_item);
+  plan.ctas = static_cast<int32_t>(std::min<int64_t>(std::max(1, ctas), n_units));
+  if (n_units == 0) return plan;
+  // Units in the order given (items longest first, head tiles inner), each to the least loaded
+  // CTA. A stable order (by the work's own sort) keeps the kv heads of an item on neighbouring
+  // CTAs, which start together (as the head-major grid of one CTA per unit does).
+  std::vector<int64_t> order(work.size());
+  for (size_t i = 0; i < work.size(); ++i) order[i] = static_cast<int64_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
+    return work[a].kv_end - work[a].kv_start > work[b].kv_end - work[b].kv_start;
+  });
+  using Entry = std::pair<double, int32_t>;  // (load, cta): the smallest first
+  std::priority_queue<Entry, std::vector<Entry>, std::greater<Entry>> heap;
+  for (int32_t c = 0; c < plan.ctas; ++c) heap.push({0.0, c});
+  plan.load.assign(plan.ctas, 0.0);
+  std::vector<int32_t> last(plan.ctas, -1);  // each CTA's last unit so far
+  plan.units.resize(plan.ctas);
+  for (attention::DecodeUnit& u : plan.units) {
+    u = {};
+    u.head_tile = -1;
+    u.next = -1;
+  }
+  for (int64_t i : order) {
+    const attention::DecodeWorkItem& w = work[i];
+    const double cost = std::max<int64_t>(1, (w.kv_end - w.kv_start + kTile - 1) / kTile) + 1.0;
+    for (int h = 0; h < std::max(1, ctas_per_item); ++h) {
+      const auto [load, c] = heap.top();
+      heap.pop();
+      attention::DecodeUnit u = {};
+      u.w = w;
+      u.head_tile = h;
+      u.next = -1;
+      int32_t at = c;  // a CTA's first unit sits at its own index
+      if (last[c] >= 0) {
+        at = static_cast<int32_t>(plan.units.size());
+        plan.units.push_back(u);
+        plan.units[last[c]].next = at;
+      } else {
+        plan.units[c] = u;
+      }
+      last[c] = at;
+      plan.load[c] = load + cost;
+      heap.push({plan.load[c], c});
+    }
+  }
+  return plan;
 }
 
 SingleDecodeSplit ChooseSingleDecodeSplit(int64_t kv_len, const DecodeScheduleLimits& limits) {

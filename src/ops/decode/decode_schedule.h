@@ -60,6 +60,23 @@ int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
 DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
                                    const DecodeScheduleLimits& limits);
 
+// A persistent plan: `ctas` CTAs, each walking a list of (work item, head tile) units.
+// units[0 .. ctas) are the CTAs' first units (head_tile -1: none), the rest follow; `next`
+// links each unit to the next of the same CTA (-1 at the end). Every (item, head tile) of `work`
+// appears exactly once.
+struct DecodePersistentPlan {
+  int32_t ctas = 0;
+  std::vector<attention::DecodeUnit> units;
+  std::vector<double> load;  // modelled time of each CTA's list, in tiles (for tests)
+};
+
+// Assigns the units of `work` (items x ctas_per_item head tiles, item-major; the schedule's
+// items are longest first) to min(ctas, units) CTAs, longest first, each to the CTA whose list
+// is shortest so far (ties: the lowest CTA), a unit of t tiles costing t + 1 (the fixed cost of
+// a unit, as in ChooseDecodeChunk). Deterministic.
+DecodePersistentPlan AssignDecodeUnits(const std::vector<attention::DecodeWorkItem>& work,
+                                       int ctas_per_item, int ctas);
+
 // Work items a plan may produce for up to `max_batch` requests (the workspace capacity).
 int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits);
 
