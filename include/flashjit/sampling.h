@@ -61,10 +61,17 @@ struct FLASHJIT_API SamplingTuning {
   // 4 session 4's final form (no lane-private window in pass 1, no lean cluster steps), 5 as 1
   // without the lean cluster steps, 6 as 1 with pass 2's boundary-bin candidates in per-lane
   // columns (no ballots) at every launch shape (1 takes them with clusters of 2 and with one
-  // block per row for more rows than SMs), 7 as 1 with the per-warp ballots everywhere.
+  // block per row for more rows than SMs), 7 as 1 with the per-warp ballots everywhere, 8 as 1
+  // without the cluster exchange (clusters: digits 2-3 merged over the cluster, session 5's
+  // cluster steps).
   int candidates = -1;
   // Threads per block: 32, 64, ..., 1024 (>= 256 with clusters); 0: chosen.
   int threads = 0;
+  // Benchmarks only: a device buffer of (launched blocks) x 16 uint64 that the two-pass top-p
+  // kernel fills with phase stamps (clock64 per phase boundary, %globaltimer at its start and
+  // end: templates/sampling/sampling_params.cuh, kStamp*); it runs a variant compiled with
+  // them. null: none. Top-p sampling on the two-pass path only (ignored elsewhere).
+  void* stamps = nullptr;
 };
 
 struct FLASHJIT_API SamplingOptions {

@@ -4,6 +4,7 @@
 
 #include "common/cluster_sm90.cuh"
 #include "common/reduce.cuh"
+#include "sampling/sampling_params.cuh"
 
 namespace flashjit::sampling {
 
@@ -83,6 +84,42 @@ FLASHJIT_DEVICE T BlockInclusiveScan(T x, BlockScratch& s, T* total) {
     const T before = warp > 0 ? __shfl_sync(0xffffffffu, w, warp - 1) : T(0);
     *total = __shfl_sync(0xffffffffu, w, kWarps - 1);
     return x + before;
+  }
+}
+
+// mapa (generic): the generic address of `p` (this block's shared memory) in block `rank` of the
+// cluster. Plain loads through it read that block's shared memory and are scheduled like any
+// load (several in flight); the cluster barriers (asm volatile with a memory clobber) order them.
+template <class T>
+FLASHJIT_DEVICE const T* MapaGeneric(const T* p, uint32_t rank) {
+#if FLASHJIT_CLUSTER_PTX
+  uint64_t r;
+  asm("mapa.u64 %0, %1, %2;" : "=l"(r) : "l"(reinterpret_cast<uint64_t>(p)), "r"(rank));
+  return reinterpret_cast<const T*>(r);
+#else
+  __trap();
+  return p;
+#endif
+}
+
+// Phase stamps (benchmarks: V::kStamps): thread 0 of the block writes the SM's cycle counter
+// into slot `slot` of its block's kStampSlots (sampling_params.cuh). Compiled out otherwise.
+template <class V>
+FLASHJIT_DEVICE void Stamp(uint64_t* stamps, int slot) {
+  if constexpr (V::kStamps) {
+    if (threadIdx.x == 0 && stamps != nullptr)
+      stamps[static_cast<int64_t>(blockIdx.x) * kStampSlots + slot] = clock64();
+  }
+}
+
+template <class V>
+FLASHJIT_DEVICE void StampTimer(uint64_t* stamps, int slot) {
+  if constexpr (V::kStamps) {
+    if (threadIdx.x == 0 && stamps != nullptr) {
+      uint64_t t;
+      asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+      stamps[static_cast<int64_t>(blockIdx.x) * kStampSlots + slot] = t;
+    }
   }
 }
 

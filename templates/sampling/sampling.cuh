@@ -4,7 +4,8 @@
 //
 // Variant: DType (input element), kInput (0 probs, 1 logits), kFilter (FilterKind), kOutput
 // (OutputKind), kThreads, kVec (elements per access), kKeysAreLogits (filter on logit keys),
-// kCandidates (top-p sampling in two passes over the slice: top_p_candidates.cuh).
+// kCandidates (top-p sampling in two passes over the slice: top_p_candidates.cuh), kStamps (phase
+// stamps into SamplingParams::stamps, benchmarks only).
 #pragma once
 
 #include "sampling/philox.cuh"
@@ -128,6 +129,13 @@ __device__ void sample_rows(const SamplingParams& p) {
                                  reinterpret_cast<uint32_t*>(sampling_cache + cache_bytes) +
                                      static_cast<int64_t>(V::kThreads / 32) * p.cand_per_warp,
                                  p.cand_per_warp};
+  // kFormClusterExchange: what each block of a cluster publishes after pass 2.
+  constexpr bool kExchangeable = V::kCandidates && kCluster > 1;
+  __shared__ ClusterExchangeHeader exchange_header;
+  __shared__ uint32_t exchange_ends[kExchangeable ? V::kThreads : 1];
+  const ClusterExchange exchange{&exchange_header, exchange_ends};
+  const bool exchange_form = kExchangeable && ClusterExchangeForm<V>(p.cand_form);
+  StampTimer<V>(p.stamps, kStampTimerStart);
   // Pass 1's lane-private window: the regions' memory (at least kLaneWindowBytes).
   const LaneWindow window{regions.key, regions.key + kLaneWindowBins * 32,  // TopPSelect: kWinLo
                           LaneWindowFirstBin<V>(p.vocab)};
@@ -161,6 +169,7 @@ __device__ void sample_rows(const SamplingParams& p) {
   float temperature = p.temperature_arr ? p.temperature_arr[row] : p.temperature;
   temperature = temperature > 1e-6f ? temperature : 1e-6f;
 
+  Stamp<V>(p.stamps, kStampStart);
   SelectResult sel;
   bool bad = !index_ok;
   float logit_max = 0.f, scale = 0.f;
@@ -172,8 +181,9 @@ __device__ void sample_rows(const SamplingParams& p) {
     logit_max = LogitMax<V>(keys, &logit_bad, scratch, slots);
     scale = 1.4426950408889634f / temperature;
     if constexpr (V::kCandidates) {
-      top_p_sel = TopPSelect<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p, hist, scratch,
-                                slots, cand_state, regions, p.cand_form, window);
+      top_p_sel =
+          TopPSelect<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p, hist, scratch, slots,
+                        cand_state, regions, p.cand_form, window, exchange, p.stamps);
       sel = top_p_sel.sel;
     } else {
       sel = FilterRow<V>(keys.With(LogitRow<V>{in, logit_max, scale}), k, top_p, min_p, hist,
@@ -181,8 +191,9 @@ __device__ void sample_rows(const SamplingParams& p) {
     }
     bad |= logit_bad || sel.bad || !(sel.mass > 0);
   } else if constexpr (V::kCandidates) {
-    top_p_sel = TopPSelect<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), top_p,
-                              hist, scratch, slots, cand_state, regions, p.cand_form, window);
+    top_p_sel =
+        TopPSelect<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), top_p, hist,
+                      scratch, slots, cand_state, regions, p.cand_form, window, exchange, p.stamps);
     sel = top_p_sel.sel;
     bad |= sel.bad || !(sel.mass > 0);
   } else {
@@ -191,61 +202,113 @@ __device__ void sample_rows(const SamplingParams& p) {
     bad |= sel.bad || !(sel.mass > 0);
   }
 
+  Stamp<V>(p.stamps, kStampSelect);
   if constexpr (V::kOutput == kSample) {
     const uint64_t seed = p.seed_ptr ? *p.seed_ptr : p.seed;
     const uint64_t offset = p.offset_ptr ? *p.offset_ptr : p.offset;
     const float u = UniformDraw(seed, offset, row, 0);
-    // Every block learns each block's kept mass (lane j of every warp: block j's), and all
-    // compute the same owner: the block whose share of the kept mass holds u * mass. The filter
-    // gave each block its share (its own histogram bins, or its own sum), with no extra pass.
-    const double local_mass = kCluster > 1 ? sel.local : sel.mass;
-    const double mine[1] = {sel.mass > 0 ? local_mass : 0.0};
-    double lanes[1];
-    ClusterGather<kCluster, 1>(mine, lanes, slots);
-    const double m = lanes[0] > 0 ? lanes[0] : 0.0;
-    double incl = m;
-#pragma unroll
-    for (int o = 1; o < 32; o <<= 1) {
-      const double y = __shfl_up_sync(0xffffffffu, incl, o);
-      if (threadIdx.x % 32 >= o) incl += y;
-    }
-    const double total = __shfl_sync(0xffffffffu, incl, 31);
-    const double target = static_cast<double>(u) * total;
-    const unsigned has_mass = __ballot_sync(0xffffffffu, m > 0);
-    const unsigned holds = __ballot_sync(0xffffffffu, m > 0 && target < incl);
-    // Rounding can leave no holder: the last block with mass then draws its first element.
-    const int owner = holds ? __ffs(holds) - 1 : (has_mass ? 31 - __clz(has_mass) : -1);
-    const double before = owner >= 0 ? __shfl_sync(0xffffffffu, incl - m, owner & 31) : 0.0;
+    auto pick = [&](float t) {
+      if constexpr (V::kInput == 1)
+        return PickIndex<V>(keys.With(LogitRow<V>{in, logit_max, scale}), begin, end, sel.key, t,
+                            scratch, pick_scratch);
+      else
+        return PickIndex<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), begin, end,
+                            sel.key, t, scratch, pick_scratch);
+    };
     long long token = -1;
-    if (owner == rank) {
-      const float local_target = holds ? static_cast<float>(target - before) : 0.f;
-      auto pick = [&](float t) {
-        if constexpr (V::kInput == 1)
-          return PickIndex<V>(keys.With(LogitRow<V>{in, logit_max, scale}), begin, end, sel.key, t,
-                              scratch, pick_scratch);
-        else
-          return PickIndex<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), begin, end,
-                              sel.key, t, scratch, pick_scratch);
-      };
-      if constexpr (V::kCandidates) {
-        if (top_p_sel.ok) {
-          const double t = holds ? target - before : 0.0;
-          if constexpr (V::kInput == 1)
-            token = PickTopPCandidate<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p_sel, t,
-                                         scratch, cand_state, regions,
+    int owner = -1;
+    bool exchanged = false;
+    if constexpr (kExchangeable) exchanged = exchange_form && top_p_sel.ok;
+    if (exchanged) {
+      // Every block holds the same kept candidates' mass and (lane j) block j's mass above b0:
+      // the same total, target and owner everywhere, with no cluster barrier. The order: the
+      // kept candidates of every block (block 0 draws them), then each block's elements above
+      // b0, block by block.
+      const int lane = threadIdx.x % 32;
+      const double cand = sel.local;  // exchanged: the kept candidates' mass (TopPSelection)
+      double a = 0;
+      if (lane < kCluster) a = MapaGeneric(&exchange_header, static_cast<uint32_t>(lane))->above;
+      a = a > 0 ? a : 0.0;
+      double incl = a;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const double y = __shfl_up_sync(0xffffffffu, incl, o);
+        if (lane >= o) incl += y;
+      }
+      const double total = cand + __shfl_sync(0xffffffffu, incl, 31);
+      const double target = static_cast<double>(u) * total;
+      const double tgt = target - cand;
+      const unsigned has_mass = __ballot_sync(0xffffffffu, a > 0);
+      const unsigned holds = __ballot_sync(0xffffffffu, a > 0 && tgt < incl);
+      // Rounding past the last block with mass above b0 takes its last element; a target at or
+      // past the candidates' mass with no mass above b0 takes the last kept candidate.
+      const bool in_cand = target < cand || (has_mass == 0 && cand > 0);
+      owner = !(total > 0) ? -1 : in_cand ? 0 : (holds ? __ffs(holds) - 1 : 31 - __clz(has_mass));
+      const double before = owner >= 0 ? __shfl_sync(0xffffffffu, incl - a, owner & 31) : 0.0;
+      Stamp<V>(p.stamps, kStampOwner);
+      if constexpr (kExchangeable) {
+        if (owner == rank) {
+          if (in_cand) {
+            token = PickClusterCandidate<V>(top_p_sel, target < cand ? target : cand, scratch,
+                                            cand_state, regions, exchange, chunk);
+          } else if constexpr (V::kInput == 1) {
+            token = PickTopPAboveOnly<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p_sel,
+                                         tgt - before, scratch, cand_state,
                                          (p.cand_form & kFormWarpWalk) != 0);
-          else
-            token = PickTopPCandidate<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}),
-                                         top_p_sel, t, scratch, cand_state, regions,
+          } else {
+            token = PickTopPAboveOnly<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}),
+                                         top_p_sel, tgt - before, scratch, cand_state,
                                          (p.cand_form & kFormWarpWalk) != 0);
+          }
+          if (token < 0) token = pick(0.f);  // rounding pushed the target past the end
+        }
+      }
+    } else {
+      // Every block learns each block's kept mass (lane j of every warp: block j's), and all
+      // compute the same owner: the block whose share of the kept mass holds u * mass. The filter
+      // gave each block its share (its own histogram bins, or its own sum), with no extra pass.
+      const double local_mass = kCluster > 1 ? sel.local : sel.mass;
+      const double mine[1] = {sel.mass > 0 ? local_mass : 0.0};
+      double lanes[1];
+      ClusterGather<kCluster, 1>(mine, lanes, slots);
+      const double m = lanes[0] > 0 ? lanes[0] : 0.0;
+      double incl = m;
+#pragma unroll
+      for (int o = 1; o < 32; o <<= 1) {
+        const double y = __shfl_up_sync(0xffffffffu, incl, o);
+        if (threadIdx.x % 32 >= o) incl += y;
+      }
+      const double total = __shfl_sync(0xffffffffu, incl, 31);
+      const double target = static_cast<double>(u) * total;
+      const unsigned has_mass = __ballot_sync(0xffffffffu, m > 0);
+      const unsigned holds = __ballot_sync(0xffffffffu, m > 0 && target < incl);
+      // Rounding can leave no holder: the last block with mass then draws its first element.
+      owner = holds ? __ffs(holds) - 1 : (has_mass ? 31 - __clz(has_mass) : -1);
+      const double before = owner >= 0 ? __shfl_sync(0xffffffffu, incl - m, owner & 31) : 0.0;
+      Stamp<V>(p.stamps, kStampOwner);
+      if (owner == rank) {
+        const float local_target = holds ? static_cast<float>(target - before) : 0.f;
+        if constexpr (V::kCandidates) {
+          if (top_p_sel.ok) {
+            const double t = holds ? target - before : 0.0;
+            if constexpr (V::kInput == 1)
+              token = PickTopPCandidate<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p_sel,
+                                           t, scratch, cand_state, regions,
+                                           (p.cand_form & kFormWarpWalk) != 0);
+            else
+              token = PickTopPCandidate<V>(
+                  keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), top_p_sel, t, scratch,
+                  cand_state, regions, (p.cand_form & kFormWarpWalk) != 0);
+          } else {
+            token = pick(local_target);
+          }
         } else {
           token = pick(local_target);
         }
-      } else {
-        token = pick(local_target);
+        if (token < 0) token = pick(0.f);  // rounding pushed the target past the end
       }
-      if (token < 0) token = pick(0.f);  // rounding pushed the target past the end
     }
+    Stamp<V>(p.stamps, kStampDraw);
     if (threadIdx.x == 0 && (owner == rank || (owner < 0 && rank == 0))) {
       static_cast<int32_t*>(p.out)[row] = token >= 0 ? static_cast<int32_t>(token) : 0;
       if (p.valid) p.valid[row] = !bad && token >= 0;
@@ -294,6 +357,11 @@ __device__ void sample_rows(const SamplingParams& p) {
         write(all.With(ProbRow<V>{reinterpret_cast<const float*>(in)}));
     }
   }
+  // kFormClusterExchange: blocks read each other's shared memory up to the draw; none exits
+  // before all have read.
+  if (exchange_form) ClusterSync();
+  Stamp<V>(p.stamps, kStampEnd);
+  StampTimer<V>(p.stamps, kStampTimerEnd);
 }
 
 }  // namespace flashjit::sampling

@@ -12,6 +12,32 @@ constexpr int kFormBits = 2;          // passes 1 and 2 on weight bits tested as
 constexpr int kFormLaneWindow = 4;    // with kFormBits: pass 1 into lane-private window bins
 constexpr int kFormClusterLean = 8;   // cluster merges fully unrolled; bad flag with pass 2's
 constexpr int kFormLaneColumns = 16;  // with kFormBits: pass 2's candidates in per-lane columns
+// Clusters, with kFormBits and kFormClusterLean: after pass 2 one exchange (a cluster barrier)
+// gives every block each block's b0 size, flags and mass above b0; every block then reads all
+// blocks' candidates where they lie (distributed shared memory) for digits 2-3 and the draw,
+// with no further cluster barrier until the last one before the blocks exit.
+constexpr int kFormClusterExchange = 32;
+
+// Phase stamps (benchmarks only; the variant field `stamps`): slots per block, thread 0's
+// clock64() at a phase boundary (kStamp* below; 0 where the phase did not run), and
+// %globaltimer at the kernel's start and end (kStampTimerStart / kStampTimerEnd).
+constexpr int kStampSlots = 16;
+enum StampSlot : int {
+  kStampStart = 0,        // before pass 1
+  kStampPass1 = 1,        // pass 1 (and the lane window's merge) done
+  kStampMerge0 = 2,       // clusters: digit 0's histogram merged
+  kStampScan0 = 3,        // digit 0's scan and decisions: b0 known
+  kStampPass2 = 4,        // pass 2's loop done
+  kStampPass2Sync = 5,    // pass 2's reductions (and the cluster exchange or reduction) done
+  kStampDigit1 = 6,       // digit 2 (bits 19..10) done
+  kStampDigit2 = 7,       // digit 3 (bits 9..0) done
+  kStampSelect = 8,       // the threshold and the row's flags known
+  kStampOwner = 9,        // the owner block known (clusters: the gather, or the exchange's sums)
+  kStampDraw = 10,        // the owner's draw done
+  kStampEnd = 11,         // after the last barrier
+  kStampTimerStart = 14,  // %globaltimer, ns
+  kStampTimerEnd = 15,
+};
 
 // Bins of the two-pass top-p kernel's lane-private window (top_p_candidates.cuh: LaneWindow): two
 // arrays of kLaneWindowBins x 32 words, kept in the candidate regions' memory, which the host
@@ -50,8 +76,9 @@ struct SamplingParams {
   int64_t chunk;          // elements per block when a cluster of blocks shares a row
   int32_t cand_per_warp;  // kCandidates: entries of each warp's candidate region
   int32_t cand_form;      // kCandidates: kForm* bits (top_p_candidates.cuh); fewer for A/B only
+  uint64_t* stamps;       // V::kStamps: [blocks][kStampSlots] phase stamps, or null
 };
-FLASHJIT_CHECK_PARAMS(SamplingParams, 176);
+FLASHJIT_CHECK_PARAMS(SamplingParams, 184);
 
 // Chain speculative sampling: n draft tokens per row, n + 1 target distributions.
 struct SpeculativeParams {

@@ -26,6 +26,17 @@
 // copies of the bins where a row's bulk lies (kFormLaneWindow, LaneWindow below): no bank
 // conflicts between the lanes of a warp there.
 //
+// Clusters with kFormClusterExchange: after pass 2 each block publishes its b0 size, flags and
+// mass above b0 (and each thread its candidates' bound), one cluster barrier, and every block
+// reads the others' headers. Digits 2 and 3 then run in every block over all blocks' candidates,
+// read in place through distributed shared memory: every block builds the same histograms and
+// takes the same decisions with no merge and no cluster barrier. The draw needs none either:
+// every block knows the kept candidates' mass (exact, from the digits) and each block's mass
+// above b0, so all compute the same target from the same uniform; in the order [kept candidates
+// of every block, then the elements above b0 block by block], block 0 draws a candidate (it
+// reads every block's regions), or the block whose mass above b0 holds the target walks its
+// slice. One last cluster barrier keeps every block's shared memory alive until all have read it.
+//
 // A warp region that overflows (very many weights in one bin, e.g. a uniform row) makes every
 // block of the cluster run digits 2 and 3 over its slice and draw with PickIndex, as before.
 // Keys drop the sign bit: a weight of -0.0 is key 0, like +0.0.
@@ -104,11 +115,27 @@ struct CandidateRegions {
   int per_warp;
 };
 
+// kFormClusterExchange: what each block publishes after pass 2 (its own shared memory; the
+// others read it through distributed shared memory after the exchange's barrier).
+struct ClusterExchangeHeader {
+  double above;    // the block's mass above b0: its threads' pass-2 sums, block-reduced
+  uint32_t count;  // the block's elements in b0
+  uint32_t flags;  // 1: a warp region overflowed, 2: a bad number
+};
+struct ClusterExchange {
+  ClusterExchangeHeader* hdr;
+  uint32_t* ends;  // [kThreads]: each thread's TopPSelection::cand_end
+};
+
 struct TopPSelection {
   SelectResult sel;
   uint32_t bin = 0;  // b0, key bits 30..20
-  bool ok = false;   // every block's candidates hold all of its b0 elements
-  float above = 0;   // this thread's mass of its own elements above b0, in its walk order
+  // Every block's candidates hold all of its b0 elements. With kFormClusterExchange, ok means
+  // that the exchange ran: digits 2-3 ran over every block's candidates in every block, and
+  // sel.local holds the kept candidates' mass of the row (exact) instead of the block's kept
+  // mass; the draw goes by it and the blocks' headers (sample_rows), with no cluster barrier.
+  bool ok = false;
+  float above = 0;  // this thread's mass of its own elements above b0, in its walk order
   // This thread's entries of its warp's region: i = lane, lane + 32, ... < cand_end (the warp's
   // count, lane-strided; with kFormLaneColumns 32 x the lane's own count: its column).
   int cand_end = 0;
@@ -116,11 +143,48 @@ struct TopPSelection {
 
 FLASHJIT_DEVICE uint32_t CandidateKey(float w) { return __float_as_uint(w) & 0x7FFFFFFFu; }
 
+// Whether the kernel runs the cluster exchange: clusters, with the bit tests and the lean steps.
+template <class V>
+FLASHJIT_DEVICE bool ClusterExchangeForm(int form) {
+  return V::kCluster > 1 && (form & kFormBits) && (form & kFormClusterLean) &&
+         (form & kFormClusterExchange);
+}
+
+// kFormClusterExchange: this thread's candidate bounds in every block of the cluster (thread
+// (w, l) of block r owns entries l, l + 32, ... < ends[r] of warp w's region there).
+template <int kCluster>
+FLASHJIT_DEVICE void ClusterCandidateEnds(const ClusterExchange& xs, int (&end)[kCluster]) {
+#pragma unroll
+  for (int r = 0; r < kCluster; ++r)
+    end[r] = static_cast<int>(MapaGeneric(xs.ends, static_cast<uint32_t>(r))[threadIdx.x]);
+}
+
+// Calls f(r, i, key) for this thread's entries i of warp region `keys_w` (this block's address)
+// in every block r of the cluster, in the order (i, r): each round loads one entry of every
+// block at once, so the distributed loads of all blocks are in flight together.
+template <int kCluster, class F>
+FLASHJIT_DEVICE void ForEachClusterCandidate(const uint32_t* keys_w, const int (&end)[kCluster],
+                                             F&& f) {
+  int top = 0;
+#pragma unroll
+  for (int r = 0; r < kCluster; ++r) top = max(top, end[r]);
+  for (int i = threadIdx.x % 32; i < top; i += 32) {
+    uint32_t k[kCluster];
+#pragma unroll
+    for (int r = 0; r < kCluster; ++r)
+      k[r] = i < end[r] ? MapaGeneric(keys_w, static_cast<uint32_t>(r))[i] : 0u;
+#pragma unroll
+    for (int r = 0; r < kCluster; ++r)
+      if (i < end[r]) f(r, i, k[r]);
+  }
+}
+
 template <class V, class Src>
 FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, RadixHistogram& h,
                                          BlockScratch& s, ClusterSlots& cs, CandidateState& cst,
                                          const CandidateRegions& cr, int form,
-                                         const LaneWindow& win) {
+                                         const LaneWindow& win, const ClusterExchange& xs,
+                                         uint64_t* stamps) {
   constexpr int kThreads = V::kThreads, kCluster = V::kCluster, kVec = V::kVec;
   static_assert(kCluster == 1 || kThreads >= 256, "cluster variants need >= 256 threads");
   const int shifts[3] = {kCandidateShift, 10, 0};
@@ -130,6 +194,10 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
   SelectResult& res = out.sel;
   uint32_t prefix = 0;
   double above_mass = 0, target = 0, b0_count = 0;
+  // kFormClusterExchange (below: `exchanged` once it ran). No state of its own is carried from
+  // digit to digit (the passes run at the register limit): res.local holds the kept candidates'
+  // mass so far, with the current bin whole.
+  const bool exchange = ClusterExchangeForm<V>(form);
   bool bad = false, bad_known = false;  // bad_known: res.bad reduced with pass 2's flags
   uint32_t bad_bits = 0;                // kFormBits: the invalid weights' bit patterns
   for (int d = 0; d < 3; ++d) {
@@ -208,6 +276,14 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
 #pragma unroll
         for (int j = 0; j < kVec; ++j) add(CandidateKey(w[j]));
       });
+    } else if (exchange && out.ok) {
+      // Every block's candidates, where they lie: the same histogram in every block.
+      int end[kCluster];
+      ClusterCandidateEnds<kCluster>(xs, end);
+      ForEachClusterCandidate<kCluster>(cr.key + warp * cr.per_warp, end,
+                                        [&](int, int, uint32_t key) {
+                                          if ((key >> hi_shift) == prefix) add(key);
+                                        });
     } else if (out.ok) {
       const uint32_t* keys = cr.key + warp * cr.per_warp;
       for (int i = lane; i < out.cand_end; i += 32) {
@@ -227,6 +303,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
       });
     }
     __syncthreads();
+    if (d == 0) Stamp<V>(stamps, kStampPass1);
 
     // From here on as in RadixSelect's mass mode: merge over the cluster, scan from the top,
     // the first position where the running mass reaches the target.
@@ -234,8 +311,11 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     const int q0 = threadIdx.x * per;
     constexpr int kMaxPer = kRadixBins / kThreads > 0 ? kRadixBins / kThreads : 1;
     double own[kCluster > 1 ? kMaxPer : 1];
-    if constexpr (kCluster > 1) {
-      OwnBinMasses(h, bins, q0, per, base, shift, own);
+    // Exchanged: every block built the whole histogram itself; no merge. (OwnBinMasses runs
+    // either way: under the condition as well, NVRTC's ptxas spilled 3x more, 634 B of loads.)
+    const bool exchanged = exchange && out.ok;
+    if constexpr (kCluster > 1) OwnBinMasses(h, bins, q0, per, base, shift, own);
+    if (kCluster > 1 && !exchanged) {
       ClusterSync();  // every block's histogram is complete
       const int part = bins / kCluster;
       const int first = static_cast<int>(ClusterCtaRank()) * part;
@@ -275,6 +355,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
         }
       }
       ClusterSync();  // every block holds the merged histogram
+      if (d == 0) Stamp<V>(stamps, kStampMerge0);
     }
 
     double my_mass = 0;
@@ -308,6 +389,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     m_above = BlockReduce<kThreads>(m_above, s, OpAdd());
     const int bin = bins - 1 - q;
     if (d == 0) {
+      Stamp<V>(stamps, kStampScan0);
       // Pass 2: this thread's mass above b0, and b0's elements into this warp's region. Every
       // thread runs the same number of iterations (whole warps at each ballot).
       out.bin = static_cast<uint32_t>(bin);
@@ -426,6 +508,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
           }
         }
       }
+      Stamp<V>(stamps, kStampPass2);
       out.above = above;
       out.cand_end = columns ? static_cast<int>(min(n_own, cap)) * 32
                              : min(static_cast<int>(n_warp), cr.per_warp);
@@ -433,7 +516,38 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
       const uint32_t n_mine = columns ? n_own : (lane == 0 ? n_warp : 0u);
       // The block reductions' barriers also publish the regions and counts.
       const bool overflow = columns ? n_own > cap : n_warp > static_cast<uint32_t>(cr.per_warp);
-      if (form & kFormClusterLean) {
+      if (exchange) {
+        // One exchange: each block publishes its b0 size, flags and mass above b0 (thread 0)
+        // and each thread its candidates' bound; after one cluster barrier every block reads
+        // every header (lane j: block j's). Sums: b0's size in bits 0..31, overflowing threads
+        // in 32..47, threads that saw a bad number from bit 48.
+        const bool bad_here = bad || (bad_bits & 0x7FFFFFFFu) != 0;
+        const long long packed = BlockReduce<kThreads>(
+            static_cast<long long>(n_mine) | (static_cast<long long>(overflow ? 1 : 0) << 32) |
+                (static_cast<long long>(bad_here ? 1 : 0) << 48),
+            s, OpAdd());
+        const double above_block = BlockReduce<kThreads>(static_cast<double>(above), s, OpAdd());
+        if (threadIdx.x == 0) {
+          xs.hdr->above = above_block;
+          xs.hdr->count = static_cast<uint32_t>(packed & 0xFFFFFFFFll);
+          xs.hdr->flags =
+              (((packed >> 32) & 0xFFFF) != 0 ? 1u : 0u) | ((packed >> 48) != 0 ? 2u : 0u);
+        }
+        xs.ends[threadIdx.x] = static_cast<uint32_t>(out.cand_end);
+        ClusterSync();  // every block's header, bounds and candidates are complete
+        uint32_t c = 0, f = 0;
+        if (lane < kCluster) {
+          const ClusterExchangeHeader* hj = MapaGeneric(xs.hdr, static_cast<uint32_t>(lane));
+          c = hj->count;
+          f = hj->flags;
+        }
+        c = WarpSumU32(c);
+        f = __reduce_or_sync(0xffffffffu, f);
+        out.ok = (f & 1u) == 0;
+        b0_count = c;
+        bad_known = true;
+        res.bad = (f & 2u) != 0;
+      } else if (form & kFormClusterLean) {
         // The row's bad flag travels with the overflow flag (pass 1 has seen every weight): one
         // block sum (1 per overflowing thread, 2^16 per thread that saw a bad number) and one
         // cluster reduction fewer than reducing it after the search.
@@ -455,18 +569,25 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
         out.ok = over[0] == 0;
         b0_count = over[1];
       }
+      Stamp<V>(stamps, kStampPass2Sync);
     }
     // A bin of one element is kept whole: the search ends.
     const bool whole = d == 0 ? b0_count == 1 : h.count[bin] == 1;
     const double m_bin = BinMass(h, bin, base | (static_cast<uint32_t>(bin) << shift));
     above_mass += m_above;
     prefix = (prefix << widths[d]) | bin;
-    if constexpr (kCluster > 1) {
+    if (exchange && out.ok) {
+      // The kept candidates' mass: above this digit's bin, and the bin whole. Candidate masses
+      // are integers in units of b0's ulp (below 2^53): every step is exact, and this digit's
+      // histogram total is the previous bin's mass.
+      res.local = (d > 0 ? res.local - mass_total + m_above : 0.0) + m_bin;
+    } else if (kCluster > 1) {
       const double mine = OwnMassAbove(own, q0, q, whole || d == 2);
       res.local += BlockReduce<kThreads>(mine, s, OpAdd());
     }
     res.key = prefix << shift;
     res.mass = above_mass + m_bin;
+    if (d > 0) Stamp<V>(stamps, d == 1 ? kStampDigit1 : kStampDigit2);
 
     if (whole) break;
   }
@@ -480,6 +601,122 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
   return out;
 }
 
+// The element above b0 of this block's slice at `tgt` in [0, its mass above b0), in the order of
+// the thread-by-thread walk: the holder thread (a block scan over the threads' pass-2 sums), its
+// warp walks its elements; cst.index <- the element. Called by every thread of the block.
+// Not inlined (nor PickClusterCandidate): its two callers' copies made NVRTC's ptxas spill
+// more in the kernels of clusters of 8 (the draw is not on the passes' path).
+template <class V, class Src>
+__noinline__ __device__ void PickTopPAbove(const SliceView<V, Src>& src, const TopPSelection& t,
+                                           double tgt, BlockScratch& s, CandidateState& cst,
+                                           bool walk_warp) {
+  constexpr int kThreads = V::kThreads, kVec = V::kVec;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const double m = static_cast<double>(t.above);
+  double above_total;
+  const double incl = BlockInclusiveScan<kThreads>(m, s, &above_total);
+  // The holder: the first thread with mass whose running sum passes the target; when rounding
+  // leaves none, the last thread with mass (it then takes its last element).
+  int holder = BlockReduce<kThreads>(m > 0 && incl > tgt ? static_cast<int>(threadIdx.x) : kThreads,
+                                     s, OpMin());
+  if (holder == kThreads)
+    holder = BlockReduce<kThreads>(m > 0 ? static_cast<int>(threadIdx.x) : -1, s, OpMax());
+  if (walk_warp) {
+    // The holder's warp walks the holder's elements, 32 vectors a round (lane l: the holder's
+    // vector l of the round): per-vector masses, a warp scan, and only the lane whose share
+    // holds the target walks its own vector. Rounding can make the warp's sums differ from
+    // t.above in the last bits; a target past them takes the last element with mass.
+    const double before = __shfl_sync(0xffffffffu, incl - m, holder & 31);
+    if (holder >= 0 && warp == holder / 32) {
+      const float local = static_cast<float>(tgt - before);
+      const int64_t vecs = (src.end - src.begin) / kVec;
+      float base = 0.f;
+      long long pick = -1, last = -1;
+      for (int64_t g = holder; g < vecs; g += int64_t{32} * kThreads) {
+        const int64_t v = g + static_cast<int64_t>(lane) * kThreads;
+        float w[kVec];
+        float vs = 0.f;
+        if (v < vecs) {
+          bool unused = false;
+          src.Weights(src.Load(src.begin + v * kVec), w, unused);
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) {
+            if ((CandidateKey(w[j]) >> kCandidateShift) <= t.bin) w[j] = 0.f;
+            vs += w[j];
+          }
+        } else {
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) w[j] = 0.f;
+        }
+        float vincl = vs;
+#pragma unroll
+        for (int o = 1; o < 32; o <<= 1) {
+          const float y = __shfl_up_sync(0xffffffffu, vincl, o);
+          if (lane >= o) vincl += y;
+        }
+        const unsigned has = __ballot_sync(0xffffffffu, vs > 0.f);
+        const unsigned hit = __ballot_sync(0xffffffffu, vs > 0.f && local < base + vincl);
+        const int who = hit ? __ffs(hit) - 1 : (has ? 31 - __clz(has) : -1);
+        long long mine = -1, mine_last = -1;
+        if (lane == who) {
+          float acc = base + (vincl - vs);
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) {
+            if (w[j] <= 0.f) continue;
+            acc += w[j];
+            mine_last = src.begin + v * kVec + j;
+            if (mine < 0 && local < acc) mine = mine_last;
+          }
+          if (hit && mine < 0) mine = mine_last;  // rounding inside the vector
+        }
+        if (who >= 0) {
+          mine = __shfl_sync(0xffffffffu, mine, who);
+          mine_last = __shfl_sync(0xffffffffu, mine_last, who);
+          if (hit) {
+            pick = mine;
+            break;
+          }
+          last = mine_last;
+        }
+        base += __shfl_sync(0xffffffffu, vincl, 31);
+      }
+      if (lane == 0) cst.index = pick >= 0 ? pick : last;
+    }
+  } else if (holder == static_cast<int>(threadIdx.x)) {
+    // The same elements in the same order as pass 2, so `acc` ends at exactly t.above.
+    const float local = static_cast<float>(tgt - (incl - m));
+    const int64_t vecs = (src.end - src.begin) / kVec;
+    constexpr int kUnroll = 8;
+    float acc = 0.f;
+    long long pick = -1, last = -1;
+    for (int64_t g = threadIdx.x; g < vecs && pick < 0; g += kUnroll * kThreads) {
+      typename Src::Raw r[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t v = g + u * kThreads;
+        if (v < vecs) r[u] = src.Load(src.begin + v * kVec);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const int64_t v = g + u * kThreads;
+        if (v >= vecs) break;
+        float w[kVec];
+        bool unused = false;
+        src.Weights(r[u], w, unused);
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) {
+          if ((CandidateKey(w[j]) >> kCandidateShift) <= t.bin) continue;
+          const long long e = src.begin + v * kVec + j;
+          acc += w[j];
+          last = e;
+          if (pick < 0 && local < acc) pick = e;
+        }
+      }
+    }
+    cst.index = pick >= 0 ? pick : last;
+  }
+}
+
 // The element of this block's kept set {key >= sel.key} at `target` in [0, kept mass of the
 // slice), in the order [kept candidates (thread by thread, each its entries of its warp's region
 // below t.cand_end), then the elements above b0 of thread 0, 1, ...]. Returns -1 only when the
@@ -488,7 +725,7 @@ template <class V, class Src>
 FLASHJIT_DEVICE long long PickTopPCandidate(const SliceView<V, Src>& src, const TopPSelection& t,
                                             double target, BlockScratch& s, CandidateState& cst,
                                             const CandidateRegions& cr, bool walk_warp) {
-  constexpr int kThreads = V::kThreads, kVec = V::kVec;
+  constexpr int kThreads = V::kThreads;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const uint32_t floor_key = t.sel.key;
   __syncthreads();
@@ -524,111 +761,79 @@ FLASHJIT_DEVICE long long PickTopPCandidate(const SliceView<V, Src>& src, const 
       cst.index = src.begin + pos[pick >= 0 ? pick : last];
     }
   } else {
-    const double tgt = target - cand_mass;
-    const double m = static_cast<double>(t.above);
-    double above_total;
-    const double incl = BlockInclusiveScan<kThreads>(m, s, &above_total);
-    // The holder: the first thread with mass whose running sum passes the target; when rounding
-    // leaves none, the last thread with mass (it then takes its last element).
-    int holder = BlockReduce<kThreads>(
-        m > 0 && incl > tgt ? static_cast<int>(threadIdx.x) : kThreads, s, OpMin());
-    if (holder == kThreads)
-      holder = BlockReduce<kThreads>(m > 0 ? static_cast<int>(threadIdx.x) : -1, s, OpMax());
-    if (walk_warp) {
-      // The holder's warp walks the holder's elements, 32 vectors a round (lane l: the holder's
-      // vector l of the round): per-vector masses, a warp scan, and only the lane whose share
-      // holds the target walks its own vector. Rounding can make the warp's sums differ from
-      // t.above in the last bits; a target past them takes the last element with mass.
-      const double before = __shfl_sync(0xffffffffu, incl - m, holder & 31);
-      if (holder >= 0 && warp == holder / 32) {
-        const float local = static_cast<float>(tgt - before);
-        const int64_t vecs = (src.end - src.begin) / kVec;
-        float base = 0.f;
-        long long pick = -1, last = -1;
-        for (int64_t g = holder; g < vecs; g += int64_t{32} * kThreads) {
-          const int64_t v = g + static_cast<int64_t>(lane) * kThreads;
-          float w[kVec];
-          float vs = 0.f;
-          if (v < vecs) {
-            bool unused = false;
-            src.Weights(src.Load(src.begin + v * kVec), w, unused);
-#pragma unroll
-            for (int j = 0; j < kVec; ++j) {
-              if ((CandidateKey(w[j]) >> kCandidateShift) <= t.bin) w[j] = 0.f;
-              vs += w[j];
-            }
-          } else {
-#pragma unroll
-            for (int j = 0; j < kVec; ++j) w[j] = 0.f;
-          }
-          float vincl = vs;
-#pragma unroll
-          for (int o = 1; o < 32; o <<= 1) {
-            const float y = __shfl_up_sync(0xffffffffu, vincl, o);
-            if (lane >= o) vincl += y;
-          }
-          const unsigned has = __ballot_sync(0xffffffffu, vs > 0.f);
-          const unsigned hit = __ballot_sync(0xffffffffu, vs > 0.f && local < base + vincl);
-          const int who = hit ? __ffs(hit) - 1 : (has ? 31 - __clz(has) : -1);
-          long long mine = -1, mine_last = -1;
-          if (lane == who) {
-            float acc = base + (vincl - vs);
-#pragma unroll
-            for (int j = 0; j < kVec; ++j) {
-              if (w[j] <= 0.f) continue;
-              acc += w[j];
-              mine_last = src.begin + v * kVec + j;
-              if (mine < 0 && local < acc) mine = mine_last;
-            }
-            if (hit && mine < 0) mine = mine_last;  // rounding inside the vector
-          }
-          if (who >= 0) {
-            mine = __shfl_sync(0xffffffffu, mine, who);
-            mine_last = __shfl_sync(0xffffffffu, mine_last, who);
-            if (hit) {
-              pick = mine;
-              break;
-            }
-            last = mine_last;
-          }
-          base += __shfl_sync(0xffffffffu, vincl, 31);
-        }
-        if (lane == 0) cst.index = pick >= 0 ? pick : last;
-      }
-    } else if (holder == static_cast<int>(threadIdx.x)) {
-      // The same elements in the same order as pass 2, so `acc` ends at exactly t.above.
-      const float local = static_cast<float>(tgt - (incl - m));
-      const int64_t vecs = (src.end - src.begin) / kVec;
-      constexpr int kUnroll = 8;
-      float acc = 0.f;
-      long long pick = -1, last = -1;
-      for (int64_t g = threadIdx.x; g < vecs && pick < 0; g += kUnroll * kThreads) {
-        typename Src::Raw r[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          const int64_t v = g + u * kThreads;
-          if (v < vecs) r[u] = src.Load(src.begin + v * kVec);
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          const int64_t v = g + u * kThreads;
-          if (v >= vecs) break;
-          float w[kVec];
-          bool unused = false;
-          src.Weights(r[u], w, unused);
-#pragma unroll
-          for (int j = 0; j < kVec; ++j) {
-            if ((CandidateKey(w[j]) >> kCandidateShift) <= t.bin) continue;
-            const long long e = src.begin + v * kVec + j;
-            acc += w[j];
-            last = e;
-            if (pick < 0 && local < acc) pick = e;
-          }
-        }
-      }
-      cst.index = pick >= 0 ? pick : last;
-    }
+    PickTopPAbove<V>(src, t, target - cand_mass, s, cst, walk_warp);
   }
+  __syncthreads();
+  return cst.index;
+}
+
+// kFormClusterExchange (after the exchange, t.ok), in block 0 only: the kept candidate of the row
+// at `target` in [0, the kept candidates' mass), in the order of ForEachClusterCandidate over every
+// block's regions (thread by thread: thread (w, l)'s entries of warp w's region in every block,
+// round by round). Returns the element's index in the row (block r's slice starts at r * chunk).
+// Candidate masses are integers in units of b0's significand ulp, so the scan is exact in any
+// order.
+template <class V>
+__noinline__ __device__ long long PickClusterCandidate(const TopPSelection& t, double target,
+                                                       BlockScratch& s, CandidateState& cst,
+                                                       const CandidateRegions& cr,
+                                                       const ClusterExchange& xs, int64_t chunk) {
+  constexpr int kThreads = V::kThreads, kCluster = V::kCluster;
+  const int warp = threadIdx.x / 32;
+  const uint32_t floor_key = t.sel.key;
+  __syncthreads();
+  if (threadIdx.x == 0) cst.index = -1;
+  __syncthreads();
+  const int exp = static_cast<int>(t.bin >> 3) & 0xFF;
+  const double unit = ldexp(1.0, (exp ? exp : 1) - 150);
+  const uint32_t* keys_w = cr.key + warp * cr.per_warp;
+  int end[kCluster];
+  ClusterCandidateEnds<kCluster>(xs, end);
+  double mine = 0;
+  ForEachClusterCandidate<kCluster>(keys_w, end, [&](int, int, uint32_t key) {
+    if (key >= floor_key) mine += static_cast<double>(SignificandOfKey(key));
+  });
+  double total;
+  const double incl = BlockInclusiveScan<kThreads>(mine, s, &total);
+  double tgt = target / unit;
+  if (tgt >= total) tgt = total - 0.5;  // integers: the last kept candidate
+  const double lo = incl - mine;
+  if (mine > 0 && lo <= tgt && tgt < incl) {
+    double acc = lo;
+    int pick_r = -1, pick_i = -1, last_r = -1, last_i = -1;
+    ForEachClusterCandidate<kCluster>(keys_w, end, [&](int r, int i, uint32_t key) {
+      if (key < floor_key) return;
+      const uint32_t sig = SignificandOfKey(key);
+      if (sig == 0) return;
+      last_r = r;
+      last_i = i;
+      acc += static_cast<double>(sig);
+      if (pick_r < 0 && tgt < acc) {
+        pick_r = r;
+        pick_i = i;
+      }
+    });
+    if (pick_r < 0) {
+      pick_r = last_r;
+      pick_i = last_i;
+    }
+    const uint32_t* pos_w = MapaGeneric(cr.pos + warp * cr.per_warp, static_cast<uint32_t>(pick_r));
+    cst.index = pick_r * chunk + pos_w[pick_i];
+  }
+  __syncthreads();
+  return cst.index;
+}
+
+// kFormClusterExchange, in the block whose mass above b0 holds the target: its element above b0
+// at `tgt` in [0, that mass).
+template <class V, class Src>
+FLASHJIT_DEVICE long long PickTopPAboveOnly(const SliceView<V, Src>& src, const TopPSelection& t,
+                                            double tgt, BlockScratch& s, CandidateState& cst,
+                                            bool walk_warp) {
+  __syncthreads();
+  if (threadIdx.x == 0) cst.index = -1;
+  __syncthreads();
+  PickTopPAbove<V>(src, t, tgt, s, cst, walk_warp);
   __syncthreads();
   return cst.index;
 }

@@ -283,7 +283,10 @@ TEST_CASE("cluster-split rows draw from the exact filtered distribution", "[gpu]
 // per-lane candidate columns (candidates 6; the default's with clusters of 2 and one block per
 // row) on the ordinary, nearly uniform and tiny rows and on a row that overflows one lane's
 // column while its warp's region holds it; the per-warp ballots everywhere (7) on the ordinary
-// and the lane-skewed row.
+// and the lane-skewed row. Clusters run the cluster exchange by default (session 6: digits 2-3
+// and the draw over every block's candidates in every block; with an overflow, as the nearly
+// uniform row, the merged digits over the slices); candidates 8 is the default without it, on
+// the ordinary, nearly uniform and lane-skewed rows.
 TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact distribution",
           "[gpu][sampling]") {
   std::mt19937 rng(Seed());
@@ -341,7 +344,10 @@ TEST_CASE("top-p: both kernels, and candidate overflow, draw from the exact dist
         Case{"lane-skewed, two passes", &skewed, 0.6f, 1},
         Case{"lane-skewed, per-lane columns (a column overflows)", &skewed, 0.6f, 6},
         Case{"ordinary, two passes with the ballots everywhere", &ordinary, 0.5f, 7},
-        Case{"lane-skewed, the ballots everywhere", &skewed, 0.6f, 7}}) {
+        Case{"lane-skewed, the ballots everywhere", &skewed, 0.6f, 7},
+        Case{"ordinary, two passes without the cluster exchange", &ordinary, 0.5f, 8},
+        Case{"nearly uniform, without the cluster exchange (overflow)", &uniform, 0.6f, 8},
+        Case{"lane-skewed, without the cluster exchange", &skewed, 0.6f, 8}}) {
     const std::vector<double> w = ref::SanitizeProbs(*c.row);
     DeviceBuffer din = UploadVector(*c.row);
     for (SamplingTuning t : {SamplingTuning{8, -1}, SamplingTuning{2, 0}, SamplingTuning{1, 0},

@@ -103,7 +103,7 @@ TEST_CASE("bad rows give in-range tokens and a cleared valid flag", "[gpu][sampl
 // everywhere (candidates 6) and its per-warp ballots everywhere (7). One flat row of 32000 draws
 // the same token at two offsets with a chance of about 1e-4.
 TEST_CASE("same seed and offset give the same tokens; another offset differs", "[gpu][sampling]") {
-  for (const int candidates : {-1, 6, 7})
+  for (const int candidates : {-1, 6, 7, 8})
     for (const int64_t batch : {1, 64, 200}) {
       INFO(fmt::format("candidates {}, {} rows", candidates, batch));
       std::mt19937 rng(Seed());
@@ -139,6 +139,61 @@ TEST_CASE("same seed and offset give the same tokens; another offset differs", "
       INFO(fmt::format("rows differing: offset {} seed {} of {}", diff_offset, diff_seed, batch));
       CHECK(diff_offset > batch / 2);
       CHECK(diff_seed > batch / 2);
+    }
+}
+
+// The phase stamps (SamplingTuning::stamps, a variant compiled with them) only observe: the
+// same tokens as the plain kernel, and every launched block's stamps in order (start, the
+// phases that ran, end), at 1 row (a cluster of 8), 64 rows (clusters of 2) and 200 rows (one
+// block per row); the default and the form without the cluster exchange.
+TEST_CASE("top-p phase stamps leave the tokens unchanged and come in order", "[gpu][sampling]") {
+  for (const int candidates : {-1, 8})
+    for (const int64_t batch : {1, 64, 200}) {
+      INFO(fmt::format("candidates {}, {} rows", candidates, batch));
+      std::mt19937 rng(Seed());
+      const int64_t vocab = 32000;
+      std::vector<float> probs;
+      for (int64_t r = 0; r < batch; ++r) {
+        std::vector<float> row = RandomProbs(vocab, rng, r % 2 ? 5.f : 1.f);
+        probs.insert(probs.end(), row.begin(), row.end());
+      }
+      const int64_t max_blocks = batch * 8, slots = 16;
+      DeviceBuffer din = UploadVector(probs), dout(batch * 4), dstamps(max_blocks * slots * 8);
+      TensorView in = TensorView::Contiguous(din.data(), DType::kF32, {batch, vocab});
+      TensorView out = TensorView::Contiguous(dout.data(), DType::kI32, {batch});
+      auto draw = [&](void* stamps) {
+        SamplingOptions o;
+        o.rng.seed = 42;
+        o.rng.offset = 3;
+        o.tuning.candidates = candidates;
+        o.tuning.stamps = stamps;
+        dout.Fill(0xFF);
+        REQUIRE(TopPSamplingFromProbs(TestEngine(), in, out, 0.9f, {}, o).ok());
+        Synchronize();
+        return DryRun() ? std::vector<int32_t>(batch) : DownloadVector<int32_t>(dout, batch);
+      };
+      dstamps.Fill(0);
+      const std::vector<int32_t> plain = draw(nullptr), stamped = draw(dstamps.data());
+      if (DryRun()) continue;
+      CHECK(plain == stamped);
+      const std::vector<uint64_t> st = DownloadVector<uint64_t>(dstamps, max_blocks * slots);
+      int64_t blocks = 0, out_of_order = 0;
+      for (int64_t b = 0; b < max_blocks; ++b) {
+        const uint64_t* s = st.data() + b * slots;
+        if (s[0] == 0) continue;
+        ++blocks;
+        uint64_t prev = s[0];
+        for (int i = 1; i <= 11; ++i) {
+          if (s[i] == 0) continue;
+          out_of_order += s[i] < prev;
+          prev = s[i];
+        }
+        out_of_order += s[11] == 0 || s[14] == 0 || s[15] < s[14];
+      }
+      INFO(fmt::format("{} blocks stamped, {} out of order", blocks, out_of_order));
+      CHECK(blocks >= batch);
+      CHECK(blocks % batch == 0);
+      CHECK(out_of_order == 0);
     }
 }
 

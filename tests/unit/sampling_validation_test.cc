@@ -122,7 +122,7 @@ TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
                     "options.tuning.cache_bytes");
   }
-  for (int c : {-2, 8}) {
+  for (int c : {-2, 9}) {
     SamplingOptions o;
     o.tuning.candidates = c;
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
@@ -208,6 +208,18 @@ TEST_CASE("sampling: where the two-pass top-p path keeps per-lane candidate colu
     CHECK_FALSE(SamplingLaneColumns(c, 2, 64, 132));
     CHECK_FALSE(SamplingLaneColumns(c, 1, 256, 132));
   }
+}
+
+TEST_CASE("sampling: the two-pass top-p kernel's cluster exchange", "[sampling]") {
+  using ops::SamplingClusterExchange;
+  // The default and the forms built on it (-1, 1, 6, 7): every cluster size; never one block.
+  for (int c : {-1, 1, 6, 7}) {
+    for (int cluster : {2, 4, 8}) CHECK(SamplingClusterExchange(c, cluster));
+    CHECK_FALSE(SamplingClusterExchange(c, 1));
+  }
+  // 8 (the default without it) and the older forms never.
+  for (int c : {0, 2, 3, 4, 5, 8})
+    for (int cluster : {1, 2, 4, 8}) CHECK_FALSE(SamplingClusterExchange(c, cluster));
 }
 
 TEST_CASE("sampling: candidate regions of the two-pass top-p path", "[sampling]") {

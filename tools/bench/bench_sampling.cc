@@ -3,7 +3,9 @@
 // PyTorch's sort-based baselines on the same shapes: tools/bench/torch_sampling.py.
 //
 // `--only TEXT`: time only the rows whose name holds TEXT (e.g. "top_p0.9 B=64 V=128256 std1",
-// for a profiler); `--no-sweep`: leave out the split sweep.
+// for a profiler); `--no-sweep`: leave out the split sweep. `--stamps`: also the two-pass top-p
+// kernel's phase breakdown at B = 1 and 64 x 128256 (the variant with phase stamps,
+// SamplingTuning::stamps), for the default and the form without the cluster exchange.
 #include <flashjit/sampling.h>
 #include <fmt/format.h>
 
@@ -164,7 +166,88 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 7;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
+      // Session 6: the default without the cluster exchange (candidates 8: digits 2-3 merged
+      // over the cluster, the cluster reduction and the owner gather, as in session 5).
+      {"top_p0.9_noexch",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 8;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
   };
+}
+
+// The phase breakdown of one top-p launch shape (`candidates`: the form), from the stamped
+// variant: kRuns launches back to back over the rotated inputs, each into its own stamp rows,
+// then per phase the mean over launches and blocks of thread 0's cycles since the previous
+// stamp, in ns at the clock the launches ran (their %globaltimer span over their cycle span).
+void StampBreakdown(Engine& e, const std::vector<void*>& in, int64_t batch, int64_t vocab,
+                    int stddev, int candidates) {
+  constexpr int kRuns = 200, kSlots = 16;
+  const int64_t max_blocks = batch * 8;  // clusters of at most 8
+  const size_t row_words = static_cast<size_t>(max_blocks) * kSlots;
+  void* stamps = bench::DeviceAlloc(kRuns * row_words * 8);
+  void* samples = bench::DeviceAlloc(batch * 4);
+  std::vector<uint64_t> host(kRuns * row_words, 0);
+  if (!bench::DryRun()) {
+    auto d = runtime::Driver();
+    if (!d.ok()) throw std::runtime_error(d.status().ToString());
+    (*d)->cuMemsetD8(reinterpret_cast<CUdeviceptr>(stamps), 0, host.size() * 8);
+  }
+  const TensorView s = TensorView::Contiguous(samples, DType::kI32, {batch});
+  for (int r = 0; r < (bench::DryRun() ? 1 : kRuns); ++r) {
+    SamplingOptions o;
+    o.tuning.candidates = candidates;
+    o.tuning.stamps = static_cast<uint64_t*>(stamps) + r * row_words;
+    Check(TopPSamplingFromProbs(
+        e, TensorView::Contiguous(in[r % in.size()], DType::kF32, {batch, vocab}), s, 0.9f, {}, o));
+  }
+  if (bench::DryRun()) return;
+  auto d = runtime::Driver();
+  if (!d.ok()) throw std::runtime_error(d.status().ToString());
+  (*d)->cuCtxSynchronize();
+  (*d)->cuMemcpyDtoH(host.data(), reinterpret_cast<CUdeviceptr>(stamps), host.size() * 8);
+  // Slots (sampling_params.cuh, kStamp*): 0 start .. 11 end; 14 / 15 %globaltimer.
+  const char* names[12] = {"",        "pass 1",  "merge d0",   "scan d0", "pass 2", "pass 2 sync",
+                           "digit 2", "digit 3", "select end", "owner",   "draw",   "end barrier"};
+  double sum[12] = {}, cycles = 0, ns = 0, kernel_ns = 0, total_max = 0;
+  int64_t blocks = 0;
+  for (int r = 0; r < kRuns; ++r) {
+    uint64_t t0 = ~uint64_t{0}, t1 = 0, worst = 0;
+    for (int64_t b = 0; b < max_blocks; ++b) {
+      const uint64_t* st = host.data() + r * row_words + b * kSlots;
+      if (st[0] == 0 || st[11] == 0) continue;
+      ++blocks;
+      uint64_t prev = st[0];
+      for (int i = 1; i < 12; ++i) {
+        if (st[i] == 0) continue;  // the phase did not run
+        sum[i] += static_cast<double>(st[i] - prev);
+        prev = st[i];
+      }
+      cycles += static_cast<double>(st[11] - st[0]);
+      ns += static_cast<double>(st[15] - st[14]);
+      worst = std::max<uint64_t>(worst, st[11] - st[0]);
+      t0 = std::min(t0, st[14]);
+      t1 = std::max(t1, st[15]);
+    }
+    if (t1 > t0) kernel_ns += static_cast<double>(t1 - t0);
+    total_max += static_cast<double>(worst);
+  }
+  if (blocks == 0) {
+    fmt::print("stamps top_p0.9 c{} B={} V={} std{}: no stamps written\n", candidates, batch, vocab,
+               stddev);
+    return;
+  }
+  const double ns_per_cycle = cycles > 0 ? ns / cycles : 0;
+  std::string line = fmt::format(
+      "stamps top_p0.9 cand{} B={} V={} std{}: {} blocks/launch, kernel {:.2f} us (globaltimer), "
+      "slowest block {:.2f} us, {:.3f} ns/cycle; per phase (mean of blocks) ns:",
+      candidates, batch, vocab, stddev, static_cast<double>(blocks) / kRuns,
+      kernel_ns / kRuns / 1e3, total_max / kRuns * ns_per_cycle / 1e3, ns_per_cycle);
+  for (int i = 1; i < 12; ++i)
+    line +=
+        fmt::format(" {} {:.0f} |", names[i], sum[i] / static_cast<double>(blocks) * ns_per_cycle);
+  fmt::print("{}\n", line);
 }
 
 }  // namespace
@@ -172,10 +255,19 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
 int main(int argc, char** argv) {
   Engine& e = bench::Setup(argc, argv);
   std::string only;
-  bool sweep = true;
+  bool sweep = true, stamps = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--only") && i + 1 < argc) only = argv[++i];
     if (!std::strcmp(argv[i], "--no-sweep")) sweep = false;
+    if (!std::strcmp(argv[i], "--stamps")) stamps = true;
+  }
+  if (stamps) {
+    for (int64_t batch : {1, 64})
+      for (float stddev : {1.f, 5.f}) {
+        const std::vector<void*> in = RotatedProbs(batch, 128256, stddev);
+        for (int candidates : {-1, 8})
+          StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates);
+      }
   }
   const auto wanted = [&](const std::string& name) {
     return only.empty() || name.find(only) != std::string::npos;

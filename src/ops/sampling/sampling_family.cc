@@ -42,6 +42,9 @@ const spec::OpFamily* SamplingFamily() {
         spec::BoolField("candidates", false, "pc",
                         "top-p sampling in two passes: a coarse histogram, then the boundary "
                         "bin's elements refined in shared memory"),
+        spec::BoolField("stamps", false, "ts",
+                        "benchmarks: the two-pass top-p kernel writes clock stamps at its phase "
+                        "boundaries (SamplingParams::stamps)"),
     };
     f.entries = {{"flashjit_sampling", "flashjit::sampling::sample_rows",
                   "flashjit::sampling::SamplingParams", "Variant::kThreads, Variant::kMinBlocks"}};
@@ -61,6 +64,9 @@ const spec::OpFamily* SamplingFamily() {
         return Status::InvalidArgument(
             fmt::format("sampling: candidates needs filter top_p and output sample (got {} / {})",
                         filter, output));
+      if (s["stamps"].get<bool>() && !s["candidates"].get<bool>())
+        return Status::InvalidArgument(
+            "sampling: stamps needs candidates (the two-pass top-p kernel)");
       return Status::Ok();
     };
     f.variant_body = [](const spec::Json& s) {
@@ -70,7 +76,8 @@ const spec::OpFamily* SamplingFamily() {
           "  static constexpr int kThreads = {};\n  static constexpr int kVec = {};\n"
           "  static constexpr bool kKeysAreLogits = {};\n"
           "  static constexpr int kCluster = {};\n  static constexpr int kMinBlocks = {};\n"
-          "  static constexpr bool kCache = {};\n  static constexpr bool kCandidates = {};\n",
+          "  static constexpr bool kCache = {};\n  static constexpr bool kCandidates = {};\n"
+          "  static constexpr bool kStamps = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           IndexOf(kInputs, 2, s["input"].get<std::string>()),
           IndexOf(kFilters, 6, s["filter"].get<std::string>()),
@@ -85,7 +92,7 @@ const spec::OpFamily* SamplingFamily() {
                   s["cluster"].get<int>() == 1
               ? 2
               : 1,
-          s["cache"].get<bool>(), s["candidates"].get<bool>());
+          s["cache"].get<bool>(), s["candidates"].get<bool>(), s["stamps"].get<bool>());
     };
     return f;
   }();
@@ -131,7 +138,8 @@ Result<VariantSpec> SamplingSpec::ToVariant() const {
                                      {"vec", vec},
                                      {"cluster", cluster},
                                      {"cache", cache != 0},
-                                     {"candidates", candidates != 0}});
+                                     {"candidates", candidates != 0},
+                                     {"stamps", stamps != 0}});
 }
 
 Result<VariantSpec> SpeculativeSpec::ToVariant() const {
@@ -196,6 +204,11 @@ bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
   if (candidates == 6) return true;
   if (candidates != -1 && candidates != 1) return false;
   return cluster == 2 || (cluster == 1 && batch > (sms > 0 ? sms : 132));
+}
+
+bool SamplingClusterExchange(int candidates, int cluster) {
+  if (cluster < 2) return false;
+  return candidates == -1 || candidates == 1 || candidates == 6 || candidates == 7;
 }
 
 int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes, bool columns) {

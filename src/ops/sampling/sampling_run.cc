@@ -146,10 +146,10 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     return Status::InvalidArgument(
         fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
                     tune.cache_bytes, kSamplingMaxCacheBytes));
-  if (tune.candidates < -1 || tune.candidates > 7)
-    return Status::InvalidArgument(
-        fmt::format("options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, 3, 4, 5, 6, 7",
-                    tune.candidates));
+  if (tune.candidates < -1 || tune.candidates > 8)
+    return Status::InvalidArgument(fmt::format(
+        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, 3, 4, 5, 6, 7, 8",
+        tune.candidates));
   if (tune.threads != 0 &&
       (tune.threads < 32 || tune.threads > 1024 || (tune.threads & (tune.threads - 1)) != 0))
     return Status::InvalidArgument(
@@ -211,6 +211,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     cand_per_warp =
         SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes, lane_columns);
   spec.candidates = cand_per_warp > 0 ? 1 : 0;
+  spec.stamps = spec.candidates && tune.stamps != nullptr ? 1 : 0;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   sampling::SamplingParams p{};
@@ -239,11 +240,14 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   p.cache_vecs = launch.cache_vecs;
   p.chunk = launch.chunk;
   p.cand_per_warp = cand_per_warp;
+  p.stamps = spec.stamps ? static_cast<uint64_t*>(tune.stamps) : nullptr;
   // The two-pass kernel's forms (kForm* in sampling_params.cuh): 2 and 3 are session 4's
   // first version of the passes, with the one-thread (2) or the one-warp (3) walk, 4 its final
   // version (no lane-private window, no lean cluster steps), 5 the default without the lean
   // cluster steps, for A/B, 6 the default with pass 2's candidates in per-lane columns
-  // everywhere, 7 the default with the ballots everywhere (lane_columns above). The
+  // everywhere, 7 the default with the ballots everywhere (lane_columns above), 8 the default
+  // without the cluster exchange (session 6: one exchange after pass 2 instead of the merges of
+  // digits 2-3, the cluster reduction and the owner gather; see kFormClusterExchange). The
   // lane-private window pays only with more rows than SMs, one block per row (measured on the
   // H200, 2026-11-29 session 5, docs/perf/sampling.md: B = 256 x 128256 flat 116.7 -> 112.5 us
   // b2b, peaked 89.6 -> 90.8; B = 256 x 32000 flat the same, peaked +1; at B = 1 and 64,
@@ -257,7 +261,10 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
           : sampling::kFormWarpWalk | sampling::kFormBits |
                 (lane_window ? sampling::kFormLaneWindow : 0) |
                 (tune.candidates == 4 || tune.candidates == 5 ? 0 : sampling::kFormClusterLean) |
-                (lane_columns ? sampling::kFormLaneColumns : 0);
+                (lane_columns ? sampling::kFormLaneColumns : 0) |
+                (SamplingClusterExchange(tune.candidates, launch.cluster)
+                     ? sampling::kFormClusterExchange
+                     : 0);
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(batch * launch.cluster);
   cfg.cluster_x = static_cast<uint32_t>(launch.cluster);

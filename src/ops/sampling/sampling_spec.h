@@ -33,7 +33,9 @@ struct SamplingSpec {
   uint8_t cluster = 1;  // blocks per row (a thread-block cluster when > 1)
   uint8_t cache = 0;    // 1: blocks keep (part of) their slice in dynamic shared memory
   uint8_t candidates =
-      0;  // 1: top-p sampling in two passes (templates/sampling/top_p_candidates.cuh)
+      0;               // 1: top-p sampling in two passes (templates/sampling/top_p_candidates.cuh)
+  uint8_t stamps = 0;  // 1: phase stamps (benchmarks; SamplingTuning::stamps)
+  uint8_t pad_ = 0;    // no padding: the spec's bytes are its key
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -88,6 +90,12 @@ int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes,
 // clusters of 8 (B = 1: +0.1-0.3 us) nor 4 (unmeasured), nor one block per row on fewer rows
 // than SMs (unmeasured).
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms);
+// Whether the two-pass top-p kernel runs the cluster exchange (kFormClusterExchange: one cluster
+// barrier after pass 2, then digits 2-3 and the draw over every block's candidates in every
+// block) for `candidates` (SamplingTuning: -1, 1, 6, 7 the default's rule, 8 and the older forms
+// never) and `cluster` blocks per row. Session 6 (2026-11-30): every cluster size; to be
+// settled by the measurement (docs/perf/sampling.md).
+bool SamplingClusterExchange(int candidates, int cluster);
 // The two-pass top-p kernel's pass 1 adds into lane-private window bins
 // (templates/sampling/top_p_candidates.cuh) with one block per row for more rows than SMs
 // (sampling_run.cc, measured) and slices of at least this many elements: on shorter ones
