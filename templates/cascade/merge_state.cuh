@@ -5,8 +5,8 @@
 // (or +inf) log-sum-exp makes the row NaN.
 //
 // Variant: DType (of v), kVec (elements per access), kLanes (lanes per row: a power of two <= 32,
-// so that a row never spans warps), kThreads. A row's lanes cover kLanes * kVec columns at a
-// time; each lane loads up to kBatch states' vectors before it accumulates them.
+// so that a row never spans warps), kBatch (states whose vectors a lane loads before it
+// accumulates them), kThreads. A row's lanes cover kLanes * kVec columns at a time.
 #pragma once
 
 #include "cascade/merge_params.cuh"
@@ -14,76 +14,89 @@
 
 namespace flashjit::cascade {
 
-constexpr int kBatch = 4;
-
 FLASHJIT_DEVICE float Infinity() { return __int_as_float(0x7f800000); }
 FLASHJIT_DEVICE float QuietNaN() { return __int_as_float(0x7fc00000); }
 
-// State t of the row (seq, head), counting src[0]'s states first: its log-sum-exp, and its
-// output row (element 0) through `v`.
-template <class T>
-FLASHJIT_DEVICE float State(const MergeParams& p, int t, int64_t seq, int64_t head, const T** v) {
-  const bool second = t >= p.src[0].count;
-  const MergeSource& src = p.src[second ? 1 : 0];
-  const int64_t i = second ? t - p.src[0].count : t;
-  *v = static_cast<const T*>(src.v) + seq * src.v_seq + head * src.v_head + i * src.v_state;
-  return src.s[seq * src.s_seq + head * src.s_head + i * src.s_state];
-}
+// State t of the row (seq, head), counting src[0]'s states first.
+struct StateRef {
+  const MergeSource* src;
+  int64_t i;
+  FLASHJIT_DEVICE StateRef(const MergeParams& p, int t)
+      : src(&p.src[t >= p.src[0].count ? 1 : 0]), i(t >= p.src[0].count ? t - p.src[0].count : t) {}
+  FLASHJIT_DEVICE float Lse(int64_t seq, int64_t head) const {
+    return src->s[seq * src->s_seq + head * src->s_head + i * src->s_state];
+  }
+  template <class T>
+  FLASHJIT_DEVICE const T* Row(int64_t seq, int64_t head) const {
+    return static_cast<const T*>(src->v) + seq * src->v_seq + head * src->v_head + i * src->v_state;
+  }
+};
 
 template <class V>
 __device__ void merge_state(const MergeParams& p) {
   using T = typename V::DType;
-  constexpr int kVec = V::kVec, kLanes = V::kLanes, kRows = V::kThreads / kLanes;
+  constexpr int kVec = V::kVec, kLanes = V::kLanes, kBatch = V::kBatch;
+  constexpr int kRows = V::kThreads / kLanes;
   static_assert(kLanes <= 32 && 32 % kLanes == 0, "a row's lanes must lie in one warp");
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kRows + threadIdx.x / kLanes;
   const int lane = threadIdx.x % kLanes;
   const int64_t seq = row / p.heads, head = row % p.heads;
   const bool active = row < p.rows && (p.mask == nullptr || p.mask[seq] != 0);
   const int states = p.src[0].count + p.src[1].count;
+  const float inf = Infinity();
+  float lse = -inf;  // lane 0's, from its first columns (every chunk computes the same)
 
-  // The merged log-sum-exp, from the states' log-sum-exps alone.
-  const float inf = Infinity(), qnan = QuietNaN();
-  float m = -inf;
-  bool nan = false;
-  const T* v;
-  for (int t = 0; active && t < states; ++t) {
-    const float s = State(p, t, seq, head, &v);
-    m = fmaxf(m, s);
-    nan |= s != s;
-  }
-  float den = 0.f;
-  for (int t = 0; active && m != -inf && t < states; ++t)
-    den += exp2f(State(p, t, seq, head, &v) - m);  // m = +inf: NaN, as documented
-  const float lse = nan ? qnan : (m == -inf ? -inf : m + log2f(den));
-
-  if (active) {
-    T* out = static_cast<T*>(p.v_out) + seq * p.out_v_seq + head * p.out_v_head;
-    for (int col = lane * kVec; col < p.head_dim; col += kLanes * kVec) {
-      float acc[kVec];
+  for (int col = lane * kVec; active && col < p.head_dim; col += kLanes * kVec) {
+    // One pass over the states, kBatch at a time: their log-sum-exps and vectors are loaded
+    // together (one round trip per batch), then folded into a running maximum m, a running
+    // sum of 2^(s - m) and the weighted sum, rescaled when m grows (weights are taken against m,
+    // never against a rounded merged log-sum-exp).
+    float m = -inf, den = 0.f, acc[kVec];
+    bool nan = false;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) acc[j] = lse != lse ? qnan : 0.f;
-      for (int t0 = 0; lse == lse && lse != -inf && t0 < states; t0 += kBatch) {
-        Vec<T, kVec> x[kBatch];
-        float w[kBatch];
+    for (int j = 0; j < kVec; ++j) acc[j] = 0.f;
+    for (int t0 = 0; t0 < states; t0 += kBatch) {
+      float s[kBatch];
+      Vec<T, kVec> x[kBatch];
 #pragma unroll
-        for (int b = 0; b < kBatch; ++b) {
-          w[b] = 0.f;
-          if (t0 + b < states) {
-            w[b] = exp2f(State(p, t0 + b, seq, head, &v) - lse);
-            x[b] = LoadVecStreaming<T, kVec>(v + col);
-          }
+      for (int b = 0; b < kBatch; ++b) {
+        s[b] = -inf;
+        if (t0 + b < states) {
+          const StateRef st(p, t0 + b);
+          s[b] = st.Lse(seq, head);
+          x[b] = LoadVecStreaming<T, kVec>(st.Row<T>(seq, head) + col);
         }
-#pragma unroll
-        for (int b = 0; b < kBatch; ++b)
-          if (t0 + b < states)
-#pragma unroll
-            for (int j = 0; j < kVec; ++j) acc[j] += w[b] * ToFloat(x[b].v[j]);
       }
-      Vec<T, kVec> o;
+      float m_new = m;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) o.v[j] = FromFloat<T>(acc[j]);
-      StoreVecStreaming(out + col, o);
+      for (int b = 0; b < kBatch; ++b) {
+        nan |= s[b] != s[b];
+        m_new = fmaxf(m_new, s[b]);
+      }
+      if (m_new == -inf) continue;       // nothing but empty states so far
+      const float r = exp2f(m - m_new);  // 0 while m = -inf; NaN for +inf, as documented
+      den *= r;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) acc[j] *= r;
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        if (t0 + b >= states) continue;
+        const float w = exp2f(s[b] - m_new);
+        den += w;
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) acc[j] += w * ToFloat(x[b].v[j]);
+      }
+      m = m_new;
     }
+    nan |= den != den;
+    const bool empty = !nan && m == -inf;  // no state with any key: v = 0, s = -inf
+    const float inv_den = 1.f / den;
+    Vec<T, kVec> o;
+#pragma unroll
+    for (int j = 0; j < kVec; ++j)
+      o.v[j] = FromFloat<T>(nan ? QuietNaN() : (empty ? 0.f : acc[j] * inv_den));
+    if (col == lane * kVec) lse = nan ? QuietNaN() : (empty ? -inf : m + log2f(den));
+    StoreVecStreaming(static_cast<T*>(p.v_out) + seq * p.out_v_seq + head * p.out_v_head + col, o);
   }
   // In place, s_out is a state's log-sum-exp that every lane of the row reads above.
   __syncwarp();

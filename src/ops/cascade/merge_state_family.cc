@@ -18,6 +18,8 @@ const spec::OpFamily* MergeStateFamily() {
         spec::EnumField("dtype", {"f16", "bf16", "f32"}, nullptr, "dtype of the output rows v"),
         spec::IntField("vec", {1, 2, 4, 8}, 8, "v", "elements per vector access"),
         spec::IntField("lanes", {1, 2, 4, 8, 16, 32}, 16, "l", "lanes per (seq, head) row"),
+        spec::IntField("batch", {1, 2, 4, 8}, 4, "b",
+                       "states whose vectors a lane loads before accumulating them"),
         spec::IntField("threads", {64, 128, 256, 512}, 256, "t", "threads per block"),
     };
     f.check = [](const spec::Json& s) {
@@ -32,9 +34,10 @@ const spec::OpFamily* MergeStateFamily() {
     f.variant_body = [](const spec::Json& s) {
       return fmt::format(
           "  using DType = {};\n  static constexpr int kVec = {};\n"
-          "  static constexpr int kLanes = {};\n  static constexpr int kThreads = {};\n",
+          "  static constexpr int kLanes = {};\n  static constexpr int kBatch = {};\n"
+          "  static constexpr int kThreads = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()), s["vec"].get<int>(), s["lanes"].get<int>(),
-          s["threads"].get<int>());
+          s["batch"].get<int>(), s["threads"].get<int>());
     };
     return f;
   }();
@@ -50,6 +53,7 @@ Result<VariantSpec> MergeStateSpec::ToVariant() const {
                                      {"dtype", std::string(DTypeName(dtype))},
                                      {"vec", vec},
                                      {"lanes", lanes},
+                                     {"batch", batch},
                                      {"threads", threads}});
 }
 

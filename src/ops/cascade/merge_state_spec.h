@@ -15,7 +15,7 @@ struct MergeStateSpec {
   DType dtype = DType::kBF16;
   uint8_t vec = 8;
   uint8_t lanes = 16;
-  uint8_t pad_ = 0;
+  uint8_t batch = 4;
   uint16_t threads = 256;
 
   Result<VariantSpec> ToVariant() const;
