@@ -585,13 +585,52 @@ struct ForcePersistent {
   ~ForcePersistent() { ops::SetDecodePersistentForTesting(-1, 0); }
 };
 
+// The persistent grid on small batches (short enough for compute-sanitizer racecheck): 3 CTAs
+// with many short units each, a request split and merged by its last CTA inside the loop, empty
+// requests, RoPE, ALiBi, a window with sinks, head dim 64, two query tiles; then the graph case
+// forced onto a persistent grid of 5 CTAs.
+TEST_CASE("batch decode: persistent grid, short units and merges", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  {
+    ForcePersistent force(3);
+    std::vector<BatchCase> cases;
+    auto add = [&](std::vector<int> lens) {
+      BatchCase c;
+      c.num_qo_heads = 8;
+      c.num_kv_heads = 2;
+      c.lens = std::move(lens);
+      cases.push_back(c);
+      return &cases.back();
+    };
+    add({1500, 0, 1, 17, 64, 65, 200});  // the long one splits: merged inside the loop
+    add({300, 129, 0})->options.rope = true;
+    add({250, 100, 33})->options.alibi = true;
+    {
+      BatchCase* c = add({700, 90, 5});
+      c->options.window_left = 100;
+      c->sinks = true;
+      c->q_dtype = c->kv_dtype = DType::kF16;
+    }
+    add({400, 64, 3})->head_dim = 64;
+    {
+      BatchCase* c = add({300, 20});
+      c->num_qo_heads = 34;  // group 17
+    }
+    for (BatchCase c : cases) {
+      c.expect_persistent = 3;
+      RunBatch(c, rng);
+    }
+  }
+  ForcePersistent force(5);
+  GraphReplay(rng, 5);
+}
+
 // The persistent grid: resident CTAs walk lists of (work item, head tile) units with one
 // pipeline across unit boundaries. Forced over ragged batches (lengths 0 .. 16384: empty
 // requests, single keys, page boundaries, long requests split and merged by their last CTA
 // inside the loop), on small grids (7 CTAs: dozens of units each, merges of many partials) and
 // at the resident capacity; every 16-bit head dim, page sizes 1/16/64, layouts, GQA 1/4/5/8/17,
 // the knobs, logits near -500000; each plan's header is checked to be persistent (fp8 never is).
-// Then the graph case under a forced persistent grid of 5 CTAs.
 TEST_CASE("batch decode: persistent grid over ragged batches", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   auto sms = runtime::MultiprocessorCount(TestEngine(), 0);
@@ -673,8 +712,6 @@ TEST_CASE("batch decode: persistent grid over ragged batches", "[gpu][decode]") 
     fp8.expect_persistent = 0;
     RunBatch(fp8, rng);
   }
-  ForcePersistent force(5);
-  GraphReplay(rng, 5);
 }
 
 }  // namespace

@@ -345,6 +345,15 @@ TEST_CASE("decode persistent plan assigns every unit once, balanced and determin
   for (int ctas : {1, 7, 64, 264, 100000}) check(rs.work, 8, ctas);
   check(rs.work, 3, 5);
   check({}, 8, 264);
+  // The default takes the persistent grid for 1-2 short units per resident CTA only: B=64
+  // L=1k (512 units of 16 tiles over 264 CTAs), not B=64 L=4k (64 tiles), B=256 L=1k (2048
+  // units), or one wave.
+  CHECK(ops::DefaultPersistent(512, 16, 264));
+  CHECK(ops::DefaultPersistent(528, 32, 264));
+  CHECK_FALSE(ops::DefaultPersistent(512, 64, 264));
+  CHECK_FALSE(ops::DefaultPersistent(2048, 16, 264));
+  CHECK_FALSE(ops::DefaultPersistent(529, 16, 264));
+  CHECK_FALSE(ops::DefaultPersistent(264, 16, 264));
 }
 
 }  // namespace

@@ -25,7 +25,9 @@ struct BatchDecode::State {
   int32_t cap_items = 0, cap_merge = 0, cap_units = 0;
   size_t off_work = 16, off_merge = 0, off_count = 0, off_units = 0, off_plse = 0, off_po = 0,
          total = 0;
-  bool persistent_ok = false;  // 16-bit KV: the kernel has the persistent form
+  // 16-bit KV (and, in graph mode, the forced mode): plans may take the persistent kernel.
+  bool persistent_ok = false;
+  ops::DecodePersistentMode persistent_mode = ops::kPersistentAuto;  // at Create
 
   bool planned = false;
   int32_t batch = 0, n_items = 0, n_merge = 0, cluster = 0, persistent_ctas = 0;
@@ -88,9 +90,11 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   s->off_count = Align16(s->off_merge + s->cap_merge * sizeof(attention::DecodeMergeItem));
   // 16-bit KV only (the fp8 epilogue would need two free stages); at head_dim 256 the
   // persistent kernel spills (255 registers, one CTA per SM), so only a forced mode takes it.
+  s->persistent_mode = ops::DecodePersistent();
   s->persistent_ok = DTypeBytes(c.kv_dtype) == 2 &&
-                     (c.head_dim <= 128 || ops::DecodePersistent() == ops::kPersistentAlways) &&
-                     ops::DecodePersistent() != ops::kPersistentNever;
+                     (c.head_dim <= 128 || s->persistent_mode == ops::kPersistentAlways) &&
+                     s->persistent_mode != ops::kPersistentNever &&
+                     (!c.cuda_graph || s->persistent_mode == ops::kPersistentAlways);
   // Units: every (item, head tile) once; the kernel also reads the entry of each CTA of the
   // grid, at most cap_items x CTAs per item in graph mode.
   s->cap_units = s->persistent_ok ? s->cap_items * s->limits.ctas_per_item : 0;
@@ -177,14 +181,18 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
     return Status::Internal(fmt::format("decode plan: {} work items exceed the capacity {}",
                                         sched.work.size(), s.cap_items));
   // A persistent grid (16-bit KV, not merged by clusters): resident CTAs walk lists of units.
-  // Default (kPersistentAuto): where the units are more than one wave of resident CTAs, so that
-  // a CTA runs several and its loads cross their boundaries. Graph mode: every plan, since the
-  // captured launch is the persistent kernel on the wrapper's fixed grid (the resident CTAs).
+  // Default: ops::DefaultPersistent (short units, 1-2 per resident CTA), outside graph mode (a
+  // captured launch keeps one kernel; graph mode takes the persistent kernel on the wrapper's
+  // fixed grid only when FLASHJIT_DECODE_PERSISTENT=1 forces it for every plan).
   const int64_t n_units = static_cast<int64_t>(sched.work.size()) * s.limits.ctas_per_item;
-  const ops::DecodePersistentMode mode = ops::DecodePersistent();
-  const bool persistent = s.persistent_ok && sched.cluster <= 1 && n_units > 0 &&
-                          (c.cuda_graph || mode == ops::kPersistentAlways ||
-                           (mode == ops::kPersistentAuto && n_units > s.limits.slots));
+  int64_t longest = 0;
+  for (const attention::DecodeWorkItem& w : sched.work)
+    longest = std::max<int64_t>(longest, w.kv_end - w.kv_start);
+  const int64_t longest_tiles = (longest + attention::kDecodeTileKV - 1) / attention::kDecodeTileKV;
+  const bool persistent =
+      s.persistent_ok && sched.cluster <= 1 && n_units > 0 &&
+      (s.persistent_mode == ops::kPersistentAlways ||
+       (!c.cuda_graph && ops::DefaultPersistent(n_units, longest_tiles, s.limits.slots)));
   ops::DecodePersistentPlan units;
   if (persistent) {
     const int max_ctas = ops::DecodePersistentMaxCtas();
@@ -335,8 +343,8 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   const int grid = c.cuda_graph ? s.cap_items : s.n_items;
   // Split requests are merged by their cluster (p.cluster) or their last CTA
   // (p.merge_counters): no merge launch. A persistent plan launches its CTAs only; in graph
-  // mode (every plan persistent) the captured grid is the resident capacity, and CTAs beyond
-  // the current plan's count (read from the workspace) exit.
+  // mode (forced: every plan persistent) the captured grid is the resident capacity, and CTAs
+  // beyond the current plan's count (read from the workspace) exit.
   const int persistent_grid =
       c.cuda_graph ? (s.persistent_ok ? s.limits.slots : 0) : s.persistent_ctas;
   return LaunchDecode(*s.kernel, s.spec, p, grid, mp, 0, static_cast<CUstream>(stream),

@@ -184,6 +184,10 @@ DecodePersistentPlan AssignDecodeUnits(const std::vector<attention::DecodeWorkIt
   return plan;
 }
 
+bool DefaultPersistent(int64_t units, int64_t longest_unit_tiles, int slots) {
+  return units > slots && units <= 2 * int64_t(slots) && longest_unit_tiles <= 32;
+}
+
 SingleDecodeSplit ChooseSingleDecodeSplit(int64_t kv_len, const DecodeScheduleLimits& limits) {
   SingleDecodeSplit s;
   s.chunk = static_cast<int32_t>(std::max<int64_t>(kv_len, 1));

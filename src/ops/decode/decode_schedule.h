@@ -77,6 +77,15 @@ struct DecodePersistentPlan {
 DecodePersistentPlan AssignDecodeUnits(const std::vector<attention::DecodeWorkItem>& work,
                                        int ctas_per_item, int ctas);
 
+// Whether the default (FLASHJIT_DECODE_PERSISTENT unset) runs a plan on the persistent grid:
+// more units than `slots` resident CTAs but at most two per CTA, none longer than 32 tiles (2048
+// keys). Measured on the H200 (session 6, bf16 32/8 heads, D 128, b2b): B=64 L=1k (512 units of
+// 16 tiles, 264 slots) -2.1 %; B=64 L=4k (64 tiles) -0.2 %, L=16k/32k +0.4/+0.5 %; B=256 (7.8
+// units per CTA) +0.4 % at L=1k, +1.5 to +2.7 % at L=4k..32k: the saving at a unit boundary is
+// fixed, while the static lists' imbalance (no dynamic balancing between SMs) grows with the
+// work per CTA.
+bool DefaultPersistent(int64_t units, int64_t longest_unit_tiles, int slots);
+
 // Work items a plan may produce for up to `max_batch` requests (the workspace capacity).
 int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits);
 
