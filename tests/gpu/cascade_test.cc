@@ -131,6 +131,43 @@ std::vector<float> Lse(int64_t rows, int n, std::mt19937& rng, bool adversarial)
   return s;
 }
 
+// Two log-sum-exps per row (Lse's patterns), as the separate tensors of merge_state.
+std::pair<std::vector<float>, std::vector<float>> TwoLse(int64_t rows, std::mt19937& rng) {
+  const std::vector<float> s2 = Lse(rows, 2, rng, true);
+  std::vector<float> a(rows), b(rows);
+  for (int64_t r = 0; r < rows; ++r) {
+    a[r] = s2[r * 2];
+    b[r] = s2[r * 2 + 1];
+  }
+  return {a, b};
+}
+
+// Lse's [rows, n] patterns laid out as a stacked [seq, n, heads] tensor.
+std::vector<float> StackedLse(int64_t seq, int n, int64_t heads, std::mt19937& rng) {
+  const std::vector<float> lse = Lse(seq * heads, n, rng, true);
+  std::vector<float> out(seq * n * heads);
+  for (int64_t q = 0; q < seq; ++q)
+    for (int i = 0; i < n; ++i)
+      for (int64_t h = 0; h < heads; ++h)
+        out[(q * n + i) * heads + h] = lse[(q * heads + h) * n + i];
+  return out;
+}
+
+// Stacked v [seq, n, heads, d] and s [seq, n, heads] as the reference's [rows, n, d] / [rows, n].
+void ByRow(const std::vector<double>& v, const std::vector<double>& s, int64_t seq, int n,
+           int64_t heads, int64_t d, std::vector<double>* v_rows, std::vector<double>* s_rows) {
+  v_rows->resize(seq * heads * n * d);
+  s_rows->resize(seq * heads * n);
+  for (int64_t q = 0; q < seq; ++q)
+    for (int i = 0; i < n; ++i)
+      for (int64_t h = 0; h < heads; ++h) {
+        const int64_t r = q * heads + h;
+        (*s_rows)[r * n + i] = s[(q * n + i) * heads + h];
+        for (int64_t c = 0; c < d; ++c)
+          (*v_rows)[(r * n + i) * d + c] = v[((q * n + i) * heads + h) * d + c];
+      }
+}
+
 double Tolerance(DType dtype) {
   return dtype == DType::kBF16 ? 1.0 / 128 : (dtype == DType::kF16 ? 1.0 / 1024 : 2e-6);
 }
@@ -207,12 +244,7 @@ void RunPair(DType dtype, int64_t seq, int64_t heads, int64_t d, int64_t pad, in
   Strided sa = s_tensor(), sb = s_tensor(), so = s_tensor();
   const std::vector<double> va_h = va.Upload(RandomNormal(rows * d, rng));
   const std::vector<double> vb_h = vb.Upload(RandomNormal(rows * d, rng));
-  const std::vector<float> s2 = Lse(rows, 2, rng, true);
-  std::vector<float> s_a(rows), s_b(rows);
-  for (int64_t r = 0; r < rows; ++r) {
-    s_a[r] = s2[r * 2];
-    s_b[r] = s2[r * 2 + 1];
-  }
+  const auto [s_a, s_b] = TwoLse(rows, rng);
   const std::vector<double> sa_h = sa.Upload(s_a), sb_h = sb.Upload(s_b);
   std::vector<double> v_in, s_in, v_ref, s_ref;
   Pair(va_h, vb_h, rows, d, &v_in);
@@ -265,12 +297,7 @@ TEST_CASE("merge_state_in_place merges the rows its mask keeps", "[gpu][cascade]
       Strided s(DType::kF32, {seq, heads}, {heads, 1}), so(DType::kF32, {seq, heads}, {heads, 1});
       const std::vector<double> v_h = v.Upload(RandomNormal(rows * d, rng));
       const std::vector<double> vo_h = vo.Upload(RandomNormal(rows * d, rng));
-      const std::vector<float> s2 = Lse(rows, 2, rng, true);
-      std::vector<float> s_a(rows), s_b(rows);
-      for (int64_t r = 0; r < rows; ++r) {
-        s_a[r] = s2[r * 2];
-        s_b[r] = s2[r * 2 + 1];
-      }
+      const auto [s_a, s_b] = TwoLse(rows, rng);
       const std::vector<double> s_h = s.Upload(s_a), so_h = so.Upload(s_b);
       std::vector<uint8_t> keep(seq);
       for (auto& k : keep) k = masked ? static_cast<uint8_t>(rng() % 3 != 0) : 1;
@@ -320,28 +347,14 @@ TEST_CASE("merge_states matches the fp64 reference", "[gpu][cascade]") {
       Strided vo(dtype, {seq, heads, d}, {heads * d, d, 1}),
           so(DType::kF32, {seq, heads}, {heads, 1});
       const std::vector<double> v_h = v.Upload(RandomNormal(seq * n * heads * d, rng));
-      // Lse() makes [rows, n] per (seq, head) row; the tensor is [seq, n, heads].
-      const std::vector<float> lse = Lse(rows, n, rng, true);
-      std::vector<float> s_logical(seq * n * heads);
-      for (int64_t q = 0; q < seq; ++q)
-        for (int i = 0; i < n; ++i)
-          for (int64_t h = 0; h < heads; ++h)
-            s_logical[(q * n + i) * heads + h] = lse[(q * heads + h) * n + i];
-      const std::vector<double> s_h = s.Upload(s_logical);
+      const std::vector<double> s_h = s.Upload(StackedLse(seq, n, heads, rng));
       const Status st = MergeStates(TestEngine(), v.View(), s.View(), vo.View(), so.View());
       INFO(st.ToString());
       REQUIRE(st.ok());
       Synchronize();
       if (DryRun()) continue;
-      std::vector<double> v_in(rows * n * d), s_in(rows * n), v_ref, s_ref;
-      for (int64_t q = 0; q < seq; ++q)
-        for (int i = 0; i < n; ++i)
-          for (int64_t h = 0; h < heads; ++h) {
-            const int64_t r = q * heads + h;
-            s_in[r * n + i] = s_h[(q * n + i) * heads + h];
-            for (int64_t c = 0; c < d; ++c)
-              v_in[(r * n + i) * d + c] = v_h[((q * n + i) * heads + h) * d + c];
-          }
+      std::vector<double> v_in, s_in, v_ref, s_ref;
+      ByRow(v_h, s_h, seq, n, heads, d, &v_in, &s_in);
       ref::MergeStates(v_in, s_in, rows, n, d, &v_ref, &s_ref);
       CheckOutputs(dtype, Logical(vo), Logical(so), v_ref, s_ref, v_in, n, rows, d,
                    fmt::format("merge_states {} n {} d {}", DTypeName(dtype), n, d));
@@ -352,13 +365,7 @@ TEST_CASE("merge_states matches the fp64 reference", "[gpu][cascade]") {
   Strided v(DType::kBF16, {seq, 2, heads, d}, {2 * heads * d, heads * d, d, 1});
   Strided s(DType::kF32, {seq, 2, heads}, {2 * heads, heads, 1});
   const std::vector<double> v_h = v.Upload(RandomNormal(seq * 2 * heads * d, rng));
-  const std::vector<float> lse = Lse(rows, 2, rng, true);
-  std::vector<float> s_logical(seq * 2 * heads);
-  for (int64_t q = 0; q < seq; ++q)
-    for (int i = 0; i < 2; ++i)
-      for (int64_t h = 0; h < heads; ++h)
-        s_logical[(q * 2 + i) * heads + h] = lse[(q * heads + h) * 2 + i];
-  const std::vector<double> s_h = s.Upload(s_logical);
+  const std::vector<double> s_h = s.Upload(StackedLse(seq, 2, heads, rng));
   auto state = [](const TensorView& t, int i) {
     TensorView r = t;
     r.ndim = t.ndim - 1;
@@ -375,15 +382,8 @@ TEST_CASE("merge_states matches the fp64 reference", "[gpu][cascade]") {
   REQUIRE(st.ok());
   Synchronize();
   if (DryRun()) return;
-  std::vector<double> v_in(rows * 2 * d), s_in(rows * 2), v_ref, s_ref;
-  for (int64_t q = 0; q < seq; ++q)
-    for (int i = 0; i < 2; ++i)
-      for (int64_t h = 0; h < heads; ++h) {
-        const int64_t r = q * heads + h;
-        s_in[r * 2 + i] = s_h[(q * 2 + i) * heads + h];
-        for (int64_t c = 0; c < d; ++c)
-          v_in[(r * 2 + i) * d + c] = v_h[((q * 2 + i) * heads + h) * d + c];
-      }
+  std::vector<double> v_in, s_in, v_ref, s_ref;
+  ByRow(v_h, s_h, seq, 2, heads, d, &v_in, &s_in);
   ref::MergeStates(v_in, s_in, rows, 2, d, &v_ref, &s_ref);
   const std::vector<float> all_v = Logical(v), all_s = Logical(s);
   std::vector<float> v_got(rows * d), s_got(rows);
