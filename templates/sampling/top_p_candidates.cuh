@@ -604,12 +604,12 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
 // The element above b0 of this block's slice at `tgt` in [0, its mass above b0), in the order of
 // the thread-by-thread walk: the holder thread (a block scan over the threads' pass-2 sums), its
 // warp walks its elements; cst.index <- the element. Called by every thread of the block.
-// Not inlined (nor PickClusterCandidate): its two callers' copies made NVRTC's ptxas spill
-// more in the kernels of clusters of 8 (the draw is not on the passes' path).
+// Inlined: as a call (__noinline__) it cost every two-pass kernel 1-6 us b2b (H200, session 6,
+// docs/perf/sampling.md; the one-thread walk of candidates 2 +16 us at B = 256), though it
+// spilled less in clusters of 8.
 template <class V, class Src>
-__noinline__ __device__ void PickTopPAbove(const SliceView<V, Src>& src, const TopPSelection& t,
-                                           double tgt, BlockScratch& s, CandidateState& cst,
-                                           bool walk_warp) {
+FLASHJIT_DEVICE void PickTopPAbove(const SliceView<V, Src>& src, const TopPSelection& t, double tgt,
+                                   BlockScratch& s, CandidateState& cst, bool walk_warp) {
   constexpr int kThreads = V::kThreads, kVec = V::kVec;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const double m = static_cast<double>(t.above);
@@ -774,10 +774,10 @@ FLASHJIT_DEVICE long long PickTopPCandidate(const SliceView<V, Src>& src, const 
 // Candidate masses are integers in units of b0's significand ulp, so the scan is exact in any
 // order.
 template <class V>
-__noinline__ __device__ long long PickClusterCandidate(const TopPSelection& t, double target,
-                                                       BlockScratch& s, CandidateState& cst,
-                                                       const CandidateRegions& cr,
-                                                       const ClusterExchange& xs, int64_t chunk) {
+FLASHJIT_DEVICE long long PickClusterCandidate(const TopPSelection& t, double target,
+                                               BlockScratch& s, CandidateState& cst,
+                                               const CandidateRegions& cr,
+                                               const ClusterExchange& xs, int64_t chunk) {
   constexpr int kThreads = V::kThreads, kCluster = V::kCluster;
   const int warp = threadIdx.x / 32;
   const uint32_t floor_key = t.sel.key;

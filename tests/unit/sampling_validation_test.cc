@@ -193,7 +193,7 @@ TEST_CASE("sampling: where the two-pass top-p path keeps per-lane candidate colu
           "[sampling]") {
   using ops::SamplingLaneColumns;
   // The default (-1, 1): clusters of 2 (B = 64), one block per row past one row per SM (B = 256).
-  for (int c : {-1, 1}) {
+  for (int c : {-1, 1, 8}) {
     CHECK(SamplingLaneColumns(c, 2, 64, 132));
     CHECK(SamplingLaneColumns(c, 1, 256, 132));
     CHECK(SamplingLaneColumns(c, 1, 200, 0));  // SM count unknown: 132

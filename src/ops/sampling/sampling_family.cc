@@ -202,7 +202,7 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
   if (candidates == 6) return true;
-  if (candidates != -1 && candidates != 1) return false;
+  if (candidates != -1 && candidates != 1 && candidates != 8) return false;
   return cluster == 2 || (cluster == 1 && batch > (sms > 0 ? sms : 132));
 }
 

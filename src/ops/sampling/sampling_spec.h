@@ -81,7 +81,7 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes,
                               bool columns = false);
 // Whether the two-pass top-p kernel keeps pass 2's candidates in per-lane columns
-// (kFormLaneColumns) for `candidates` (SamplingTuning: 6 always, 7 never, -1 / 1 the default's
+// (kFormLaneColumns) for `candidates` (SamplingTuning: 6 always, 7 never, -1 / 1 / 8 the default's
 // rule, other forms never), `cluster` blocks per row, `batch` rows on `sms` SMs (0: unknown,
 // taken as 132). The default takes them where they paid on the H200 (2026-11-29, session 5
 // round 2, docs/perf/sampling.md; b2b): clusters of 2 (B = 64 x 128256 flat 44.3 -> 41.9 us,
