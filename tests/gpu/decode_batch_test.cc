@@ -587,8 +587,8 @@ struct ForcePersistent {
 
 // The persistent grid on small batches (short enough for compute-sanitizer racecheck): 3 CTAs
 // with many short units each, a request split and merged by its last CTA inside the loop, empty
-// requests, RoPE, ALiBi, a window with sinks, head dim 64, two query tiles; then the graph case
-// forced onto a persistent grid of 5 CTAs.
+// requests, RoPE, ALiBi, a window with sinks, head dim 64, two query tiles. (The graph case
+// forced onto a persistent grid follows it.)
 TEST_CASE("batch decode: persistent grid, short units and merges", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   {
@@ -621,6 +621,11 @@ TEST_CASE("batch decode: persistent grid, short units and merges", "[gpu][decode
       RunBatch(c, rng);
     }
   }
+}
+
+TEST_CASE("batch decode: a CUDA graph replays correctly on a forced persistent grid",
+          "[gpu][decode]") {
+  std::mt19937 rng(Seed());
   ForcePersistent force(5);
   GraphReplay(rng, 5);
 }
