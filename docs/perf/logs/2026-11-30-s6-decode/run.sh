@@ -8,7 +8,7 @@ S=$PWD/build-decode-stage
 export LD_LIBRARY_PATH=$S FLASHJIT_LIBRARY=$S/libflashjit.so PYTHONUNBUFFERED=1 FLASHJIT_DISABLE_JIT=1
 export FLASHJIT_CACHE_DIR=$S/gpu-cache
 L=${OUT:-/tmp}/s6; mkdir -p $L
-cp commit.txt $L/ 2>/dev/null
+cp docs/perf/logs/2026-11-30-s6-decode/commit.txt $L/
 sec() { echo "==== $* ($(date +%T))"; }
 b() { timeout 60 $S/flashjit_bench_decode "$@"; echo "exit $?"; }
 { sec device; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader
