@@ -43,7 +43,7 @@ export LD_LIBRARY_PATH="$PWD/$stage${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # distribution cases run with 4096 draws per case instead of 1 M (FLASHJIT_SAMPLING_DRAWS).
 heavy='~"norm: every swept variant matches the reference"~"append_paged_kv_cache: 1 to 16k tokens"~"rope: 16k tokens, every form, against the fp64 reference"~"rmsnorm at 16k tokens"~"fused add, layernorm and QK-norm at 16k tokens"'
 section() { echo; echo "==== $* ($(date +%T))"; }
-skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench torch python sanitize" leaves those out
+skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench torch python overhead-ab sanitize"
 {
   section device
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
@@ -76,15 +76,18 @@ skip python || {
   section "python overhead"
   timeout 90 python3 tools/bench/python_overhead.py
   # A/B: the extension reading tensors through the accessors instead of the DLPack C exchange
-  # API, then the default again (the host is noisy from run to run).
-  section "python overhead, accessors (FLASHJIT_PYTHON_DLPACK_API=0)"
-  FLASHJIT_PYTHON_DLPACK_API=0 timeout 90 python3 tools/bench/python_overhead.py
-  section "python overhead, again"
-  timeout 90 python3 tools/bench/python_overhead.py
-  section "python call parts"
-  timeout 60 python3 tools/bench/python_call_parts.py
-  section "python overhead, dry run (host cost without the launch, same CPU)"
-  timeout 120 python3 tools/bench/python_overhead.py --dry-run
+  # API, then the default again (the host is noisy from run to run). SKIP="overhead-ab" leaves
+  # these out.
+  skip overhead-ab || {
+    section "python overhead, accessors (FLASHJIT_PYTHON_DLPACK_API=0)"
+    FLASHJIT_PYTHON_DLPACK_API=0 timeout 90 python3 tools/bench/python_overhead.py
+    section "python overhead, again"
+    timeout 90 python3 tools/bench/python_overhead.py
+    section "python call parts"
+    timeout 60 python3 tools/bench/python_call_parts.py
+    section "python overhead, dry run (host cost without the launch, same CPU)"
+    timeout 120 python3 tools/bench/python_overhead.py --dry-run
+  }
 } 2>&1 | tee "$out/python.log"
 skip sanitize || {
   section "memcheck"
@@ -92,7 +95,7 @@ skip sanitize || {
     "$stage/flashjit_gpu_tests" "${MEMCHECK_TESTS:-$heavy}" 2>&1 | tail -8
   echo "memcheck exit: ${PIPESTATUS[0]}"
   section "racecheck"
-  FLASHJIT_DISABLE_JIT=1 timeout 90 compute-sanitizer --tool racecheck --error-exitcode 3 \
+  FLASHJIT_DISABLE_JIT=1 timeout "${RACECHECK_TIMEOUT:-90}" compute-sanitizer --tool racecheck --error-exitcode 3 \
     "$stage/flashjit_gpu_tests" "${RACECHECK_TESTS:-*renorm*,*mask logits*,*bad rows*,single decode: dtypes*,*CUDA graph*,*QK-norm*,[page],[activation]}" 2>&1 | tail -8
   echo "racecheck exit: ${PIPESTATUS[0]}"
 } 2>&1 | tee "$out/sanitizer.log"
