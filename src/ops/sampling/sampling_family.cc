@@ -202,13 +202,14 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
   if (candidates == 6) return true;
-  if (candidates != -1 && candidates != 1 && candidates != 8) return false;
+  if (candidates != -1 && candidates != 1 && candidates != 8 && candidates != 9) return false;
   return cluster == 2 || (cluster == 1 && batch > (sms > 0 ? sms : 132));
 }
 
 bool SamplingClusterExchange(int candidates, int cluster) {
   if (cluster < 2) return false;
-  return candidates == -1 || candidates == 1 || candidates == 6 || candidates == 7;
+  return candidates == -1 || candidates == 1 || candidates == 6 || candidates == 7 ||
+         candidates == 9;
 }
 
 int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes, bool columns) {
