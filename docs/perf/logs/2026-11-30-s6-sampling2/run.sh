@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Session 6 round 2 (sampling2), the one device call: the whole [sampling] GPU suite alone (JIT
+# disabled, no compile allowed), then the top-p bench rows (the default with kFormFastScan
+# against candidates 9, the old scans, same call, B = 1 / 64 / 256 x 128256 / 32000, flat and
+# peaked) and the phase stamps at B = 1 and 64 (both forms), then memcheck (4096 draws) on the
+# phase-stamps case (top-p, the changed kernel: clusters of 8 and 2, one block per row) beside
+# racecheck on the determinism case (its first rounds: the default in clusters of 8 and 2),
+# in the time left under the call's 150 s.
+set -u
+S=build-sampling-stage
+export FLASHJIT_CACHE_DIR=$PWD/$S/gpu-cache LD_LIBRARY_PATH=$PWD/$S FLASHJIT_LIBRARY=$PWD/$S/libflashjit.so
+export FLASHJIT_DISABLE_JIT=1 PYTHONUNBUFFERED=1
+cp $S/commit.txt $OUT/commit.txt
+L=$OUT/device.log
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader > $L
+t() { echo "$(date +%T) ${SECONDS}s $*" >> $L; }
+t start
+FLASHJIT_EXPECT_NO_COMPILE=1 timeout 112 $S/flashjit_gpu_tests "[sampling]" --durations yes > $OUT/tests.log 2>&1
+echo "tests exit $?" >> $OUT/tests.log; t tests
+OUT= timeout 15 $S/flashjit_bench_sampling --only top_p0.9 --no-sweep > $OUT/bench_top_p.log 2>&1
+echo "bench exit $?" >> $OUT/bench_top_p.log; t bench top_p
+OUT= timeout 10 $S/flashjit_bench_sampling --only "B=0" --no-sweep --stamps > $OUT/bench_stamps.log 2>&1
+echo "bench exit $?" >> $OUT/bench_stamps.log; t stamps
+R=$((146 - SECONDS)); [ $R -lt 5 ] && R=5
+FLASHJIT_SAMPLING_DRAWS=4096 timeout $R compute-sanitizer --tool memcheck --error-exitcode 3 $S/flashjit_gpu_tests "top-p phase stamps*" > $OUT/memcheck.log 2>&1 &
+P=$!
+timeout $R compute-sanitizer --tool racecheck --error-exitcode 3 $S/flashjit_gpu_tests "same seed and offset*" > $OUT/racecheck.log 2>&1
+echo "racecheck exit $? (limit ${R}s)" >> $OUT/racecheck.log; t racecheck
+wait $P; echo "memcheck exit $? (limit ${R}s)" >> $OUT/memcheck.log; t memcheck
+grep -E "^[0-9.]+ s: |FAILED|failed|passed|exit" $OUT/tests.log | tail -16
+tail -n 3 $OUT/memcheck.log $OUT/racecheck.log
+cat $OUT/bench_stamps.log | head -40
+grep -E 'top_p0.9(_oldscan)? B=' $OUT/bench_top_p.log | awk '{print $2,$3,$4,$5,$6,$(NF-3)}'
+cat $L
