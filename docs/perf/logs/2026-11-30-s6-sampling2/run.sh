@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# Session 6 round 2 (sampling2), the one device call: the whole [sampling] GPU suite alone (JIT
-# disabled, no compile allowed), then the top-p bench rows (the default with kFormFastScan
+# Session 6 round 2 (sampling2), the one device call (argument: its timeout_s): the top-p bench
+# rows (the default with kFormFastScan
 # against candidates 9, the old scans, same call, B = 1 / 64 / 256 x 128256 / 32000, flat and
-# peaked) and the phase stamps at B = 1 and 64 (both forms), then memcheck (4096 draws) on the
+# peaked) and the phase stamps at B = 1 and 64 (both forms), then the whole [sampling] GPU suite
+# alone (JIT disabled, no compile allowed), then memcheck (4096 draws) on the
 # phase-stamps case (top-p, the changed kernel: clusters of 8 and 2, one block per row) beside
 # racecheck on the determinism case (its first rounds: the default in clusters of 8 and 2),
 # in the time left under the call's 150 s.
 set -u
+LIMIT=${1:-150}  # the call's timeout_s
 S=build-sampling-stage
 export FLASHJIT_CACHE_DIR=$PWD/$S/gpu-cache LD_LIBRARY_PATH=$PWD/$S FLASHJIT_LIBRARY=$PWD/$S/libflashjit.so
 export FLASHJIT_DISABLE_JIT=1 PYTHONUNBUFFERED=1
@@ -15,13 +17,14 @@ L=$OUT/device.log
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader > $L
 t() { echo "$(date +%T) ${SECONDS}s $*" >> $L; }
 t start
-FLASHJIT_EXPECT_NO_COMPILE=1 timeout 112 $S/flashjit_gpu_tests "[sampling]" --durations yes > $OUT/tests.log 2>&1
-echo "tests exit $?" >> $OUT/tests.log; t tests
 OUT= timeout 15 $S/flashjit_bench_sampling --only top_p0.9 --no-sweep > $OUT/bench_top_p.log 2>&1
 echo "bench exit $?" >> $OUT/bench_top_p.log; t bench top_p
 OUT= timeout 10 $S/flashjit_bench_sampling --only "B=0" --no-sweep --stamps > $OUT/bench_stamps.log 2>&1
 echo "bench exit $?" >> $OUT/bench_stamps.log; t stamps
-R=$((146 - SECONDS)); [ $R -lt 5 ] && R=5
+T=$((LIMIT - SECONDS - 30)); [ $T -gt 115 ] && T=115
+FLASHJIT_EXPECT_NO_COMPILE=1 timeout $T $S/flashjit_gpu_tests "[sampling]" --durations yes > $OUT/tests.log 2>&1
+echo "tests exit $? (limit ${T}s)" >> $OUT/tests.log; t tests
+R=$((LIMIT - 4 - SECONDS)); [ $R -lt 5 ] && R=5
 FLASHJIT_SAMPLING_DRAWS=4096 timeout $R compute-sanitizer --tool memcheck --error-exitcode 3 $S/flashjit_gpu_tests "top-p phase stamps*" > $OUT/memcheck.log 2>&1 &
 P=$!
 timeout $R compute-sanitizer --tool racecheck --error-exitcode 3 $S/flashjit_gpu_tests "same seed and offset*" > $OUT/racecheck.log 2>&1
