@@ -17,9 +17,6 @@ constexpr int kFormLaneColumns = 16;  // with kFormBits: pass 2's candidates in 
 // blocks' candidates where they lie (distributed shared memory) for digits 2-3 and the draw,
 // with no further cluster barrier until the last one before the blocks exit.
 constexpr int kFormClusterExchange = 32;
-// The scans of the digits (top_p_candidates.cuh, TopPScanDigit): the same sums in the same
-// order as the block scan and reductions, with 3 block barriers instead of 6.
-constexpr int kFormFastScan = 64;
 
 // Phase stamps (benchmarks only; the variant field `stamps`): slots per block, thread 0's
 // clock64() at a phase boundary (kStamp* below; 0 where the phase did not run), and

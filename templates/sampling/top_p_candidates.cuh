@@ -179,9 +179,10 @@ FLASHJIT_DEVICE void ForEachClusterCandidate(const uint32_t* keys_w, const int (
   }
 }
 
-// kFormFastScan: one digit's scan and decisions with the same floating-point sums as the block
-// scan and reductions of the plain form (BlockInclusiveScan, BlockReduce in block.cuh), so the
-// same bin q, total and mass above q, bit for bit, with 3 block barriers instead of 6:
+// V::kFastScan (variant field fast_scan, SamplingTuning::candidates 9): one digit's scan and
+// decisions with the same floating-point sums as the block scan and reductions of the plain form
+// (BlockInclusiveScan, BlockReduce in block.cuh), so the same bin q, total and mass above q, bit
+// for bit, with 3 block barriers instead of 6:
 //   1. each warp's inclusive scan (shuffles up) and its butterfly sum of the threads' masses;
 //      the warp totals and the butterfly sums into the scratch, barrier;
 //   2. every warp scans the warp totals as BlockInclusiveScan does (the position's running
@@ -451,13 +452,10 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
 
     double mass_total = 0, m_above = 0;
     int q = -1;
-    bool fast = false;  // kFormFastScan: the same sums with fewer barriers (TopPScanDigit)
-    constexpr bool kFastScan = kThreads >= 64 && kThreads <= 512;
-    if constexpr (kFastScan) fast = (form & kFormFastScan) != 0;
-    if (fast) {
-      if constexpr (kFastScan)
-        q = TopPScanDigit<kThreads>(h, d, bins, base, shift, above_mass, p, target, mass_total,
-                                    m_above, s);
+    // V::kFastScan: the same sums with fewer barriers (TopPScanDigit); compiled out otherwise.
+    if constexpr (V::kFastScan && kThreads >= 64 && kThreads <= 512) {
+      q = TopPScanDigit<kThreads>(h, d, bins, base, shift, above_mass, p, target, mass_total,
+                                  m_above, s);
       if (d == 0) res.total = mass_total;
       if (q < 0) break;  // nothing counted: keep everything (key 0); out.ok stays false
     } else {

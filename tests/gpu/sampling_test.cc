@@ -142,12 +142,13 @@ TEST_CASE("same seed and offset give the same tokens; another offset differs", "
     }
 }
 
-// The digits' scans with kFormFastScan (the default) compute the same sums in the same order as
-// the block scans and reductions (candidates 9), so the same threshold, kept mass and target:
-// the same tokens for every seed and offset. Rows: flat and peaked softmax rows, weights of a
-// few values (ties: many equal masses at every digit), a row whose masses are powers of two
-// (p lands exactly on a bin's edge) and a uniform row (the candidate regions overflow: the
-// digits over the slices); 1 row (a cluster of 8), 64 (clusters of 2), 200 (one block per row).
+// The fast digit scans (candidates 9: the variant field fast_scan, TopPScanDigit) compute the
+// same sums in the same order as the default's block scans and reductions, so the same
+// threshold, kept mass and target: the same tokens for every seed and offset. Rows: flat and peaked
+// softmax rows, weights of a few values (ties: many equal masses at every digit), a row whose
+// masses are powers of two (p lands exactly on a bin's edge) and a uniform row (the candidate
+// regions overflow: the digits over the slices); 1 row (a cluster of 8), 64 (clusters of 2), 200
+// (one block per row).
 TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
           "[gpu][sampling]") {
   for (const int64_t batch : {1, 64, 200}) {
@@ -186,7 +187,7 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
           Synchronize();
           return DryRun() ? std::vector<int32_t>(batch) : DownloadVector<int32_t>(dout, batch);
         };
-        const std::vector<int32_t> fast = draw(-1), plain = draw(9);
+        const std::vector<int32_t> fast = draw(9), plain = draw(-1);
         for (int64_t r = 0; r < batch; ++r) {
           differ += fast[r] != plain[r];
           CHECK(fast[r] >= 0);

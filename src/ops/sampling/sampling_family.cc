@@ -45,6 +45,9 @@ const spec::OpFamily* SamplingFamily() {
         spec::BoolField("stamps", false, "ts",
                         "benchmarks: the two-pass top-p kernel writes clock stamps at its phase "
                         "boundaries (SamplingParams::stamps)"),
+        spec::BoolField("fast_scan", false, "fs",
+                        "A/B: the two-pass top-p kernel's digit scans with 3 block barriers "
+                        "instead of 6, the same sums (top_p_candidates.cuh, TopPScanDigit)"),
     };
     f.entries = {{"flashjit_sampling", "flashjit::sampling::sample_rows",
                   "flashjit::sampling::SamplingParams", "Variant::kThreads, Variant::kMinBlocks"}};
@@ -67,6 +70,9 @@ const spec::OpFamily* SamplingFamily() {
       if (s["stamps"].get<bool>() && !s["candidates"].get<bool>())
         return Status::InvalidArgument(
             "sampling: stamps needs candidates (the two-pass top-p kernel)");
+      if (s["fast_scan"].get<bool>() && !s["candidates"].get<bool>())
+        return Status::InvalidArgument(
+            "sampling: fast_scan needs candidates (the two-pass top-p kernel)");
       return Status::Ok();
     };
     f.variant_body = [](const spec::Json& s) {
@@ -77,7 +83,7 @@ const spec::OpFamily* SamplingFamily() {
           "  static constexpr bool kKeysAreLogits = {};\n"
           "  static constexpr int kCluster = {};\n  static constexpr int kMinBlocks = {};\n"
           "  static constexpr bool kCache = {};\n  static constexpr bool kCandidates = {};\n"
-          "  static constexpr bool kStamps = {};\n",
+          "  static constexpr bool kStamps = {};\n  static constexpr bool kFastScan = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           IndexOf(kInputs, 2, s["input"].get<std::string>()),
           IndexOf(kFilters, 6, s["filter"].get<std::string>()),
@@ -92,7 +98,8 @@ const spec::OpFamily* SamplingFamily() {
                   s["cluster"].get<int>() == 1
               ? 2
               : 1,
-          s["cache"].get<bool>(), s["candidates"].get<bool>(), s["stamps"].get<bool>());
+          s["cache"].get<bool>(), s["candidates"].get<bool>(), s["stamps"].get<bool>(),
+          s["fast_scan"].get<bool>());
     };
     return f;
   }();
@@ -139,7 +146,8 @@ Result<VariantSpec> SamplingSpec::ToVariant() const {
                                      {"cluster", cluster},
                                      {"cache", cache != 0},
                                      {"candidates", candidates != 0},
-                                     {"stamps", stamps != 0}});
+                                     {"stamps", stamps != 0},
+                                     {"fast_scan", fast_scan != 0}});
 }
 
 Result<VariantSpec> SpeculativeSpec::ToVariant() const {

@@ -212,6 +212,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
         SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes, lane_columns);
   spec.candidates = cand_per_warp > 0 ? 1 : 0;
   spec.stamps = spec.candidates && tune.stamps != nullptr ? 1 : 0;
+  spec.fast_scan = spec.candidates && tune.candidates == 9 ? 1 : 0;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   sampling::SamplingParams p{};
@@ -248,9 +249,9 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // everywhere, 7 the default with the ballots everywhere (lane_columns above), 8 the default
   // without the cluster exchange (session 6: one exchange after pass 2 instead of the merges of
   // digits 2-3, the cluster reduction and the owner gather; see kFormClusterExchange), 9 the
-  // default with the digits' scans as block scans and reductions (session 6 round 2: every
-  // form from 4 on scans with kFormFastScan, the same sums with 3 block barriers instead of 6
-  // per digit; docs/perf/sampling.md). The
+  // default with the fast digit scans (a variant field, spec.fast_scan above: the same sums
+  // with 3 block barriers instead of 6 per digit; session 6 round 2, not yet measured on the
+  // GPU, docs/perf/sampling.md). The
   // lane-private window pays only with more rows than SMs, one block per row (measured on the
   // H200, 2026-11-29 session 5, docs/perf/sampling.md: B = 256 x 128256 flat 116.7 -> 112.5 us
   // b2b, peaked 89.6 -> 90.8; B = 256 x 32000 flat the same, peaked +1; at B = 1 and 64,
@@ -267,8 +268,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
                 (lane_columns ? sampling::kFormLaneColumns : 0) |
                 (SamplingClusterExchange(tune.candidates, launch.cluster)
                      ? sampling::kFormClusterExchange
-                     : 0) |
-                (tune.candidates == 9 ? 0 : sampling::kFormFastScan);
+                     : 0);
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(batch * launch.cluster);
   cfg.cluster_x = static_cast<uint32_t>(launch.cluster);

@@ -35,7 +35,9 @@ struct SamplingSpec {
   uint8_t candidates =
       0;               // 1: top-p sampling in two passes (templates/sampling/top_p_candidates.cuh)
   uint8_t stamps = 0;  // 1: phase stamps (benchmarks; SamplingTuning::stamps)
-  uint8_t pad_ = 0;    // no padding: the spec's bytes are its key
+  // 1: the two-pass top-p kernel's digit scans with 3 block barriers instead of 6 (A/B:
+  // SamplingTuning::candidates 9; unmeasured on the GPU, so not the default)
+  uint8_t fast_scan = 0;  // (in the former padding byte: the spec's bytes are its key)
 
   Result<VariantSpec> ToVariant() const;
 };

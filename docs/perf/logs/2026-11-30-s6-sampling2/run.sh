@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 6 round 2 (sampling2), the one device call (argument: its timeout_s). In order, each
-# step limited to the time left: the top-p bench rows (the default with kFormFastScan against
-# candidates 9, the old scans, same call, B = 1 / 64 / 256 x 128256 / 32000, flat and peaked)
+# step limited to the time left: the top-p bench rows (the default against candidates 9, the
+# fast scans (variant field fast_scan), same call, B = 1 / 64 / 256 x 128256 / 32000, flat and peaked)
 # and the phase stamps at B = 1 and 64 (both forms); the whole [sampling] GPU suite alone (JIT
 # disabled, no compile allowed) in three runs: the 8 short cases (the new same-tokens case,
 # determinism, stamps, ...), the top-p distribution case, the other 4 (cluster-split rows and
@@ -44,5 +44,5 @@ else
 fi
 grep -E "^===|^[0-9.]+ s: |FAILED|failed|passed|exit" $OUT/tests.log | tail -24
 head -40 $OUT/bench_stamps.log
-grep -E 'top_p0.9(_oldscan)? B=' $OUT/bench_top_p.log | awk '{print $2,$3,$4,$5,$6,$(NF-3)}'
+grep -E 'top_p0.9(_fastscan)? B=' $OUT/bench_top_p.log | awk '{print $2,$3,$4,$5,$6,$(NF-3)}'
 cat $L
