@@ -63,8 +63,7 @@ struct FLASHJIT_API SamplingTuning {
   // columns (no ballots) at every launch shape (1 takes them with clusters of 2 and with one
   // block per row for more rows than SMs), 7 as 1 with the per-warp ballots everywhere, 8 as 1
   // without the cluster exchange (clusters: digits 2-3 merged over the cluster, session 5's
-  // cluster steps), 9 as 1 with the digits' scans in 3 block barriers instead of 6 (the same
-  // sums and threshold; a kernel variant of its own, not yet measured).
+  // cluster steps).
   int candidates = -1;
   // Threads per block: 32, 64, ..., 1024 (>= 256 with clusters); 0: chosen.
   int threads = 0;

@@ -179,98 +179,6 @@ FLASHJIT_DEVICE void ForEachClusterCandidate(const uint32_t* keys_w, const int (
   }
 }
 
-// V::kFastScan (variant field fast_scan, SamplingTuning::candidates 9): one digit's scan and
-// decisions with the same floating-point sums as the block scan and reductions of the plain form
-// (BlockInclusiveScan, BlockReduce in block.cuh), so the same bin q, total and mass above q, bit
-// for bit, with 3 block barriers instead of 6:
-//   1. each warp's inclusive scan (shuffles up) and its butterfly sum of the threads' masses;
-//      the warp totals and the butterfly sums into the scratch, barrier;
-//   2. every warp scans the warp totals as BlockInclusiveScan does (the position's running
-//      mass, the histogram's total); each warp's first position that reaches the target (and
-//      its lowest nonzero one) into spare words of the histogram, barrier; q = their minimum;
-//   3. the mass above q, as BlockReduce sums it: the warps above q's warp contribute their
-//      butterfly sums of step 1 (all their bins lie above q), q's warp sums the partial masses
-//      of its threads (the old loop), the warps below nothing; barrier, one butterfly.
-// Spare words: h.count[kRadixBins - 64 ..]: digit 0 counts nothing, digits 2-3 use 1024 bins.
-// Returns q (-1: nothing counted); target is set at digit 0 (p times the total).
-template <int kThreads>
-FLASHJIT_DEVICE int TopPScanDigit(RadixHistogram& h, int d, int bins, uint32_t base, int shift,
-                                  double above_mass, float p, double& target, double& mass_total,
-                                  double& m_above, BlockScratch& s) {
-  constexpr int kWarps = kThreads / 32;
-  static_assert(kWarps >= 2 && 2 * kWarps <= 32, "TopPScanDigit: 64 to 512 threads");
-  static_assert(kRadixBins - 64 >= 1024, "TopPScanDigit: spare histogram words");
-  constexpr unsigned kAll = 0xffffffffu;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int per = bins / kThreads > 0 ? bins / kThreads : 1;
-  const int q0 = threadIdx.x * per;
-  double my_mass = 0;
-  for (int i = 0; i < per && q0 + i < bins; ++i) {
-    const int b = bins - 1 - (q0 + i);
-    my_mass += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
-  }
-  double x = my_mass, bf = my_mass;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const double y = __shfl_up_sync(kAll, x, o);
-    if (lane >= o) x += y;
-  }
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) bf += __shfl_xor_sync(kAll, bf, o);
-  double* slots = s.d;  // [0, kWarps): the warps' scan totals; [16, 16 + kWarps): butterflies
-  if (lane == 31) slots[warp] = x;
-  if (lane == 0) slots[16 + warp] = bf;
-  __syncthreads();
-  double w = lane < kWarps ? slots[lane] : 0.0;
-#pragma unroll
-  for (int o = 1; o < 32; o <<= 1) {
-    const double y = __shfl_up_sync(kAll, w, o);
-    if (lane >= o) w += y;
-  }
-  const double before = warp > 0 ? __shfl_sync(kAll, w, warp - 1) : 0.0;
-  mass_total = __shfl_sync(kAll, w, kWarps - 1);
-  const double mass_incl = x + before;
-  if (d == 0) target = static_cast<double>(p) * mass_total;
-  double run_m = mass_incl - my_mass;
-  int found = 0x7fffffff, lowest = -1;
-  for (int i = 0; i < per && q0 + i < bins; ++i) {
-    const int b = bins - 1 - (q0 + i);
-    if (d == 0 ? (h.sig_hi[b] | h.sig_lo[b]) == 0 : h.count[b] == 0) continue;
-    lowest = q0 + i;
-    run_m += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
-    if (above_mass + run_m >= target && found == 0x7fffffff) found = q0 + i;
-  }
-  found = __reduce_min_sync(kAll, found);
-  lowest = __reduce_max_sync(kAll, lowest);
-  uint32_t* spare = h.count + kRadixBins - 64;  // [w]: found, [32 + w]: lowest
-  if (lane == 0) {
-    spare[warp] = static_cast<uint32_t>(found);
-    spare[32 + warp] = static_cast<uint32_t>(lowest);
-  }
-  __syncthreads();
-  int q = __reduce_min_sync(kAll, lane < kWarps ? static_cast<int>(spare[lane]) : 0x7fffffff);
-  if (q == 0x7fffffff)  // rounding: the lowest nonzero bin
-    q = __reduce_max_sync(kAll, lane < kWarps ? static_cast<int>(spare[32 + lane]) : -1);
-  if (q < 0) return q;
-  const int wq = q / per / 32;  // q's warp
-  if (warp == wq) {
-    double part = 0;
-    for (int i = 0; i < per && q0 + i < q; ++i) {
-      const int b = bins - 1 - (q0 + i);
-      part += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
-    }
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) part += __shfl_xor_sync(kAll, part, o);
-    if (lane == 0) slots[16 + wq] = part;
-  }
-  __syncthreads();
-  double y = lane <= wq ? slots[16 + lane] : 0.0;
-#pragma unroll
-  for (int o = 16; o > 0; o >>= 1) y += __shfl_xor_sync(kAll, y, o);
-  m_above = y;
-  return q;
-}
-
 template <class V, class Src>
 FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, RadixHistogram& h,
                                          BlockScratch& s, ClusterSlots& cs, CandidateState& cst,
@@ -450,43 +358,35 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
       if (d == 0) Stamp<V>(stamps, kStampMerge0);
     }
 
-    double mass_total = 0, m_above = 0;
-    int q = -1;
-    // V::kFastScan: the same sums with fewer barriers (TopPScanDigit); compiled out otherwise.
-    if constexpr (V::kFastScan && kThreads >= 64 && kThreads <= 512) {
-      q = TopPScanDigit<kThreads>(h, d, bins, base, shift, above_mass, p, target, mass_total,
-                                  m_above, s);
-      if (d == 0) res.total = mass_total;
-      if (q < 0) break;  // nothing counted: keep everything (key 0); out.ok stays false
-    } else {
-      double my_mass = 0;
-      for (int i = 0; i < per && q0 + i < bins; ++i) {
-        const int b = bins - 1 - (q0 + i);
-        my_mass += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
-      }
-      const double mass_incl = BlockInclusiveScan<kThreads>(my_mass, s, &mass_total);
-      if (d == 0) {
-        res.total = mass_total;
-        target = static_cast<double>(p) * mass_total;
-      }
-      double run_m = mass_incl - my_mass;
-      int found = 0x7fffffff, lowest = -1;
-      for (int i = 0; i < per && q0 + i < bins; ++i) {
-        const int b = bins - 1 - (q0 + i);
-        if (d == 0 ? (h.sig_hi[b] | h.sig_lo[b]) == 0 : h.count[b] == 0) continue;
-        lowest = q0 + i;
-        run_m += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
-        if (above_mass + run_m >= target && found == 0x7fffffff) found = q0 + i;
-      }
-      q = BlockReduce<kThreads>(found, s, OpMin());
-      if (q == 0x7fffffff) q = BlockReduce<kThreads>(lowest, s, OpMax());  // rounding: lowest bin
-      if (q < 0) break;  // nothing counted: keep everything (key 0); out.ok stays false
-      for (int i = 0; i < per && q0 + i < q; ++i) {
-        const int b = bins - 1 - (q0 + i);
-        m_above += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
-      }
-      m_above = BlockReduce<kThreads>(m_above, s, OpAdd());
+    double my_mass = 0;
+    for (int i = 0; i < per && q0 + i < bins; ++i) {
+      const int b = bins - 1 - (q0 + i);
+      my_mass += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
     }
+    double mass_total = 0;
+    const double mass_incl = BlockInclusiveScan<kThreads>(my_mass, s, &mass_total);
+    if (d == 0) {
+      res.total = mass_total;
+      target = static_cast<double>(p) * mass_total;
+    }
+    double run_m = mass_incl - my_mass;
+    int found = 0x7fffffff, lowest = -1;
+    for (int i = 0; i < per && q0 + i < bins; ++i) {
+      const int b = bins - 1 - (q0 + i);
+      if (d == 0 ? (h.sig_hi[b] | h.sig_lo[b]) == 0 : h.count[b] == 0) continue;
+      lowest = q0 + i;
+      run_m += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
+      if (above_mass + run_m >= target && found == 0x7fffffff) found = q0 + i;
+    }
+    int q = BlockReduce<kThreads>(found, s, OpMin());
+    if (q == 0x7fffffff) q = BlockReduce<kThreads>(lowest, s, OpMax());  // rounding: lowest bin
+    if (q < 0) break;  // nothing counted: keep everything (key 0); out.ok stays false
+    double m_above = 0;
+    for (int i = 0; i < per && q0 + i < q; ++i) {
+      const int b = bins - 1 - (q0 + i);
+      m_above += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
+    }
+    m_above = BlockReduce<kThreads>(m_above, s, OpAdd());
     const int bin = bins - 1 - q;
     if (d == 0) {
       Stamp<V>(stamps, kStampScan0);

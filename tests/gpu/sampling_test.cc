@@ -142,65 +142,6 @@ TEST_CASE("same seed and offset give the same tokens; another offset differs", "
     }
 }
 
-// The fast digit scans (candidates 9: the variant field fast_scan, TopPScanDigit) compute the
-// same sums in the same order as the default's block scans and reductions, so the same
-// threshold, kept mass and target: the same tokens for every seed and offset. Rows: flat and peaked
-// softmax rows, weights of a few values (ties: many equal masses at every digit), a row whose
-// masses are powers of two (p lands exactly on a bin's edge) and a uniform row (the candidate
-// regions overflow: the digits over the slices); 1 row (a cluster of 8), 64 (clusters of 2), 200
-// (one block per row).
-TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
-          "[gpu][sampling]") {
-  for (const int64_t batch : {1, 64, 200}) {
-    std::mt19937 rng(Seed());
-    const int64_t vocab = 32000;
-    std::vector<float> probs;
-    for (int64_t r = 0; r < batch; ++r) {
-      std::vector<float> row;
-      const int kind = static_cast<int>((r + batch) % 5);
-      if (kind == 0 || kind == 1) {
-        row = RandomProbs(vocab, rng, kind == 0 ? 1.f : 5.f);
-      } else if (kind == 2) {
-        row.resize(vocab);
-        for (float& x : row) x = static_cast<float>(1 << (rng() % 4)) / (3.75f * vocab);
-      } else if (kind == 3) {
-        row.assign(vocab, 0x1p-30f);
-        for (int i = 0; i < 12; ++i) row[(rng() % vocab)] = std::ldexp(1.f, -1 - i);
-      } else {
-        row.assign(vocab, 1.f / vocab);
-      }
-      probs.insert(probs.end(), row.begin(), row.end());
-    }
-    DeviceBuffer din = UploadVector(probs), dout(batch * 4);
-    TensorView in = TensorView::Contiguous(din.data(), DType::kF32, {batch, vocab});
-    TensorView out = TensorView::Contiguous(dout.data(), DType::kI32, {batch});
-    for (const float top_p : {1e-6f, 0.25f, 0.5f, 0.75f, 0.9f, 1.f}) {
-      int64_t differ = 0, draws = 0;
-      for (uint64_t offset = 0; offset < 8; ++offset) {
-        auto draw = [&](int candidates) {
-          SamplingOptions o;
-          o.rng.seed = 7;
-          o.rng.offset = offset;
-          o.tuning.candidates = candidates;
-          dout.Fill(0xFF);
-          REQUIRE(TopPSamplingFromProbs(TestEngine(), in, out, top_p, {}, o).ok());
-          Synchronize();
-          return DryRun() ? std::vector<int32_t>(batch) : DownloadVector<int32_t>(dout, batch);
-        };
-        const std::vector<int32_t> fast = draw(9), plain = draw(-1);
-        for (int64_t r = 0; r < batch; ++r) {
-          differ += fast[r] != plain[r];
-          CHECK(fast[r] >= 0);
-          CHECK(fast[r] < vocab);
-        }
-        draws += batch;
-      }
-      INFO(fmt::format("{} rows, top-p {}: {} of {} tokens differ", batch, top_p, differ, draws));
-      CHECK(differ == 0);
-    }
-  }
-}
-
 // The phase stamps (SamplingTuning::stamps, a variant compiled with them) only observe: the
 // same tokens as the plain kernel, and every launched block's stamps in order (start, the
 // phases that ran, end), at 1 row (a cluster of 8), 64 rows (clusters of 2) and 200 rows (one

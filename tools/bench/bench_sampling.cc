@@ -5,7 +5,7 @@
 // `--only TEXT`: time only the rows whose name holds TEXT (e.g. "top_p0.9 B=64 V=128256 std1",
 // for a profiler); `--no-sweep`: leave out the split sweep. `--stamps`: also the two-pass top-p
 // kernel's phase breakdown at B = 1 and 64 x 128256 (the variant with phase stamps,
-// SamplingTuning::stamps), for the default and the form with the fast scans (candidates 9).
+// SamplingTuning::stamps), for the default and the form without the cluster exchange.
 #include <flashjit/sampling.h>
 #include <fmt/format.h>
 
@@ -174,14 +174,6 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 8;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
-      // Session 6 round 2: the default with the fast digit scans (candidates 9, the variant
-      // field fast_scan: 3 block barriers per digit instead of 6, the same sums).
-      {"top_p0.9_fastscan",
-       [=, &e](int i) {
-         SamplingOptions two = opt;
-         two.tuning.candidates = 9;
-         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
-       }},
   };
 }
 
@@ -273,7 +265,7 @@ int main(int argc, char** argv) {
     for (int64_t batch : {1, 64})
       for (float stddev : {1.f, 5.f}) {
         const std::vector<void*> in = RotatedProbs(batch, 128256, stddev);
-        for (int candidates : {-1, 9})
+        for (int candidates : {-1, 8})
           StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates);
       }
   }

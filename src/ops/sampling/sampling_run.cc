@@ -146,9 +146,9 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     return Status::InvalidArgument(
         fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
                     tune.cache_bytes, kSamplingMaxCacheBytes));
-  if (tune.candidates < -1 || tune.candidates > 9)
+  if (tune.candidates < -1 || tune.candidates > 8)
     return Status::InvalidArgument(fmt::format(
-        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, 3, 4, 5, 6, 7, 8, 9",
+        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, 3, 4, 5, 6, 7, 8",
         tune.candidates));
   if (tune.threads != 0 &&
       (tune.threads < 32 || tune.threads > 1024 || (tune.threads & (tune.threads - 1)) != 0))
@@ -212,7 +212,6 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
         SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes, lane_columns);
   spec.candidates = cand_per_warp > 0 ? 1 : 0;
   spec.stamps = spec.candidates && tune.stamps != nullptr ? 1 : 0;
-  spec.fast_scan = spec.candidates && tune.candidates == 9 ? 1 : 0;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   sampling::SamplingParams p{};
@@ -248,10 +247,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // cluster steps, for A/B, 6 the default with pass 2's candidates in per-lane columns
   // everywhere, 7 the default with the ballots everywhere (lane_columns above), 8 the default
   // without the cluster exchange (session 6: one exchange after pass 2 instead of the merges of
-  // digits 2-3, the cluster reduction and the owner gather; see kFormClusterExchange), 9 the
-  // default with the fast digit scans (a variant field, spec.fast_scan above: the same sums
-  // with 3 block barriers instead of 6 per digit; session 6 round 2, not yet measured on the
-  // GPU, docs/perf/sampling.md). The
+  // digits 2-3, the cluster reduction and the owner gather; see kFormClusterExchange). The
   // lane-private window pays only with more rows than SMs, one block per row (measured on the
   // H200, 2026-11-29 session 5, docs/perf/sampling.md: B = 256 x 128256 flat 116.7 -> 112.5 us
   // b2b, peaked 89.6 -> 90.8; B = 256 x 32000 flat the same, peaked +1; at B = 1 and 64,

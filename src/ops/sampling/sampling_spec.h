@@ -35,9 +35,7 @@ struct SamplingSpec {
   uint8_t candidates =
       0;               // 1: top-p sampling in two passes (templates/sampling/top_p_candidates.cuh)
   uint8_t stamps = 0;  // 1: phase stamps (benchmarks; SamplingTuning::stamps)
-  // 1: the two-pass top-p kernel's digit scans with 3 block barriers instead of 6 (A/B:
-  // SamplingTuning::candidates 9; unmeasured on the GPU, so not the default)
-  uint8_t fast_scan = 0;  // (in the former padding byte: the spec's bytes are its key)
+  uint8_t pad_ = 0;    // no padding: the spec's bytes are its key
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -94,7 +92,7 @@ int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes,
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms);
 // Whether the two-pass top-p kernel runs the cluster exchange (kFormClusterExchange: one cluster
 // barrier after pass 2, then digits 2-3 and the draw over every block's candidates in every
-// block) for `candidates` (SamplingTuning: -1, 1, 6, 7, 9 the default's rule, 8 and the older forms
+// block) for `candidates` (SamplingTuning: -1, 1, 6, 7 the default's rule, 8 and the older forms
 // never) and `cluster` blocks per row: every cluster size. Measured on the H200 (2026-11-30,
 // session 6, docs/perf/sampling.md; b2b, flat / peaked): B = 1 x 128256 (clusters of 8) 30.3 /
 // 23.5 -> 26.9 / 20.1 us, B = 64 (clusters of 2) 42.7 / 34.1 -> 41.5 / 31.8, x 32000 -2.3 to -3.2;
