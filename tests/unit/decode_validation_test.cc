@@ -282,8 +282,8 @@ TEST_CASE("decode persistent plan assigns every unit once, balanced and determin
     CHECK(static_cast<int64_t>(a.units.size()) == std::max<int64_t>(a.ctas, n_units));
     // Deterministic: the same plan twice.
     REQUIRE(a.units.size() == b.units.size());
-    CHECK(std::memcmp(a.units.data(), b.units.data(),
-                      a.units.size() * sizeof(attention::DecodeUnit)) == 0);
+    CHECK((a.units.empty() || std::memcmp(a.units.data(), b.units.data(),
+                                          a.units.size() * sizeof(attention::DecodeUnit)) == 0));
     // Walk every CTA's list: each (item, head tile) once, loads as reported.
     std::map<std::tuple<int, int, int, int>, int> seen;  // (request, start, end, head) -> count
     std::vector<bool> visited(a.units.size(), false);
