@@ -377,6 +377,17 @@ TEST_CASE("batch decode: dtypes, head dims, knobs", "[gpu][decode]") {
   }
 }
 
+// Appends a case of `qo` / `kv` heads over `lens` to `cases`; the pointer is valid until the
+// next append.
+BatchCase* AddCase(std::vector<BatchCase>& cases, int qo, int kv, std::vector<int> lens) {
+  BatchCase c;
+  c.num_qo_heads = qo;
+  c.num_kv_heads = kv;
+  c.lens = std::move(lens);
+  cases.push_back(c);
+  return &cases.back();
+}
+
 // Batches whose requests all split into the same number of chunks (2..8) are merged by a
 // thread-block cluster through distributed shared memory (sm_90+, 16-bit KV at head_dim 128):
 // one request of 1k keys (8 chunks), three of about 1k, 16 of 1k (2 chunks), a window, sinks, LSE,
@@ -384,14 +395,7 @@ TEST_CASE("batch decode: dtypes, head dims, knobs", "[gpu][decode]") {
 TEST_CASE("batch decode: uniform splits merged by a thread-block cluster", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   std::vector<BatchCase> cases;
-  auto add = [&](std::vector<int> lens) {
-    BatchCase c;
-    c.num_qo_heads = 32;
-    c.num_kv_heads = 8;
-    c.lens = std::move(lens);
-    cases.push_back(c);
-    return &cases.back();
-  };
+  auto add = [&](std::vector<int> lens) { return AddCase(cases, 32, 8, std::move(lens)); };
   add({1024});
   add({1024, 1000, 990});
   add(std::vector<int>(16, 1024));  // the benchmark's B=16 L=1k: two chunks each
@@ -594,14 +598,7 @@ TEST_CASE("batch decode: persistent grid, short units and merges", "[gpu][decode
   {
     ForcePersistent force(3);
     std::vector<BatchCase> cases;
-    auto add = [&](std::vector<int> lens) {
-      BatchCase c;
-      c.num_qo_heads = 8;
-      c.num_kv_heads = 2;
-      c.lens = std::move(lens);
-      cases.push_back(c);
-      return &cases.back();
-    };
+    auto add = [&](std::vector<int> lens) { return AddCase(cases, 8, 2, std::move(lens)); };
     add({1500, 0, 1, 17, 64, 65, 200});  // the long one splits: merged inside the loop
     add({300, 129, 0})->options.rope = true;
     add({250, 100, 33})->options.alibi = true;
@@ -643,14 +640,7 @@ TEST_CASE("batch decode: persistent grid over ragged batches", "[gpu][decode]") 
   for (int ctas : {7, 0}) {
     ForcePersistent force(ctas);
     std::vector<BatchCase> cases;
-    auto add = [&](std::vector<int> lens) {
-      BatchCase c;
-      c.num_qo_heads = 32;
-      c.num_kv_heads = 8;
-      c.lens = std::move(lens);
-      cases.push_back(c);
-      return &cases.back();
-    };
+    auto add = [&](std::vector<int> lens) { return AddCase(cases, 32, 8, std::move(lens)); };
     add(MixedLengths(24, 16384, 16, rng));
     add({16384, 0, 1, 5000, 64, 65, 0});
     {
