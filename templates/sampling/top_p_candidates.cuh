@@ -125,7 +125,21 @@ struct ClusterExchangeHeader {
 struct ClusterExchange {
   ClusterExchangeHeader* hdr;
   uint32_t* ends;  // [kThreads]: each thread's TopPSelection::cand_end
+  // V::kLocalCopy: warp w's copy of every block's entries of warp w's region, made by digit 2's
+  // fill and read by digit 3 and block 0's draw: block r's entry i at
+  // copy[w * copy_cap + off[r] + i] (copy: CandidateCopy, after the regions),
+  // off = copy_off + w * (kCluster + 1), off[r] the sum over r' < r of the warp's largest bound
+  // in block r'; off[kCluster]: 1 when the warp made the copy (its entries fit in copy_cap
+  // words), 0 when it reads them in place.
+  int* copy_off;
+  int copy_cap;
 };
+
+// V::kLocalCopy: this warp's copy of the candidates (ClusterExchange), after the regions.
+template <int kThreads>
+FLASHJIT_DEVICE uint32_t* CandidateCopy(const CandidateRegions& cr, const ClusterExchange& xs) {
+  return cr.pos + (kThreads / 32) * cr.per_warp + (threadIdx.x / 32) * xs.copy_cap;
+}
 
 struct TopPSelection {
   SelectResult sel;
@@ -162,21 +176,180 @@ FLASHJIT_DEVICE void ClusterCandidateEnds(const ClusterExchange& xs, int (&end)[
 // Calls f(r, i, key) for this thread's entries i of warp region `keys_w` (this block's address)
 // in every block r of the cluster, in the order (i, r): each round loads one entry of every
 // block at once, so the distributed loads of all blocks are in flight together.
+// V::kLocalCopy (`copy`, this warp's copy, and `off`, ClusterExchange::copy_off): kCopyRead reads
+// the entries from the copy instead, kCopyWrite also stores them there (the same thread reads
+// them back later: no other thread's entries).
+enum ClusterCopyMode { kCopyNone = 0, kCopyWrite = 1, kCopyRead = 2 };
 template <int kCluster, class F>
 FLASHJIT_DEVICE void ForEachClusterCandidate(const uint32_t* keys_w, const int (&end)[kCluster],
-                                             F&& f) {
+                                             F&& f, int mode = kCopyNone, uint32_t* copy = nullptr,
+                                             const int* off = nullptr) {
   int top = 0;
 #pragma unroll
   for (int r = 0; r < kCluster; ++r) top = max(top, end[r]);
   for (int i = threadIdx.x % 32; i < top; i += 32) {
     uint32_t k[kCluster];
+    if (mode == kCopyRead) {
 #pragma unroll
-    for (int r = 0; r < kCluster; ++r)
-      k[r] = i < end[r] ? MapaGeneric(keys_w, static_cast<uint32_t>(r))[i] : 0u;
+      for (int r = 0; r < kCluster; ++r) k[r] = i < end[r] ? copy[off[r] + i] : 0u;
+    } else {
+#pragma unroll
+      for (int r = 0; r < kCluster; ++r)
+        k[r] = i < end[r] ? MapaGeneric(keys_w, static_cast<uint32_t>(r))[i] : 0u;
+      if (mode == kCopyWrite) {
+#pragma unroll
+        for (int r = 0; r < kCluster; ++r)
+          if (i < end[r]) copy[off[r] + i] = k[r];
+      }
+    }
 #pragma unroll
     for (int r = 0; r < kCluster; ++r)
       if (i < end[r]) f(r, i, k[r]);
   }
+}
+
+// V::kLocalCopy, at digit 2 (every lane of the warp): this warp's offsets of every block's
+// entries in its copy (the largest bound of its threads in each block, summed), and whether they
+// fit in xs.copy_cap words; lane 0 writes them to xs.copy_off. Returns the fill's mode.
+template <int kCluster>
+FLASHJIT_DEVICE int ClusterCopyPlan(const ClusterExchange& xs, const int (&end)[kCluster]) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  int* off = xs.copy_off + warp * (kCluster + 1);
+  int at = 0;
+#pragma unroll
+  for (int r = 0; r < kCluster; ++r) {
+    if (lane == 0) off[r] = at;
+    at += static_cast<int>(__reduce_max_sync(0xffffffffu, static_cast<unsigned>(end[r])));
+  }
+  const bool fits = at <= xs.copy_cap;
+  if (lane == 0) off[kCluster] = fits ? 1 : 0;
+  __syncwarp();
+  return fits ? kCopyWrite : kCopyNone;
+}
+
+// V::kFastScan (variant field fast_scan, SamplingTuning::candidates 9): one digit's scan and
+// decisions with the same floating-point sums as the block scan and reductions of the plain form
+// (BlockInclusiveScan, BlockReduce in block.cuh), so the same bin q, total and mass above q, bit
+// for bit, with 3 block barriers instead of 6:
+//   1. each warp's inclusive scan (shuffles up) and its butterfly sum of the threads' masses;
+//      the warp totals and the butterfly sums into the scratch, barrier;
+//   2. every warp scans the warp totals as BlockInclusiveScan does (the position's running
+//      mass, the histogram's total); each warp's first position that reaches the target (and
+//      its lowest nonzero one) into spare words of the histogram, barrier; q = their minimum;
+//   3. the mass above q, as BlockReduce sums it: the warps above q's warp contribute their
+//      butterfly sums of step 1 (all their bins lie above q), q's warp sums the partial masses
+//      of its threads (the old loop), the warps below nothing; barrier, one butterfly.
+// Spare words: h.count[kRadixBins - 64 ..]: digit 0 counts nothing, digits 2-3 use 1024 bins.
+// kExactPrefix (variant field exact_prefix), at digits 2-3: all bins lie in b0 (one exponent),
+// so every bin mass is an integer in units of b0's ulp and every partial sum of them (below
+// 2^53 units: at most 2^17 elements of 2^24) is exact in any order. The mass above q is then the
+// scan's exclusive prefix at q, which the thread that finds q already holds: it goes into the
+// scratch beside its warp's position in step 2, and step 3 (its barrier and butterflies, and
+// step 1's butterflies) goes: 2 barriers. The same value as step 3's sum, bit for bit.
+// Returns q (-1: nothing counted); target is set at digit 0 (p times the total).
+template <int kThreads, bool kExactPrefix = false>
+FLASHJIT_DEVICE int TopPScanDigit(RadixHistogram& h, int d, int bins, uint32_t base, int shift,
+                                  double above_mass, float p, double& target, double& mass_total,
+                                  double& m_above, BlockScratch& s) {
+  constexpr int kWarps = kThreads / 32;
+  static_assert(kWarps >= 2 && 2 * kWarps <= 32, "TopPScanDigit: 64 to 512 threads");
+  static_assert(kRadixBins - 64 >= 1024, "TopPScanDigit: spare histogram words");
+  constexpr unsigned kAll = 0xffffffffu;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int per = bins / kThreads > 0 ? bins / kThreads : 1;
+  const int q0 = threadIdx.x * per;
+  double my_mass = 0;
+  for (int i = 0; i < per && q0 + i < bins; ++i) {
+    const int b = bins - 1 - (q0 + i);
+    my_mass += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
+  }
+  const bool exact = kExactPrefix && d > 0;
+  double x = my_mass, bf = my_mass;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const double y = __shfl_up_sync(kAll, x, o);
+    if (lane >= o) x += y;
+  }
+  if (!exact) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) bf += __shfl_xor_sync(kAll, bf, o);
+  }
+  // [0, kWarps): the warps' scan totals; [16, 16 + kWarps): butterflies (exact: the prefix at
+  // the warp's first position that reaches the target).
+  double* slots = s.d;
+  if (lane == 31) slots[warp] = x;
+  if (!exact && lane == 0) slots[16 + warp] = bf;
+  __syncthreads();
+  double w = lane < kWarps ? slots[lane] : 0.0;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const double y = __shfl_up_sync(kAll, w, o);
+    if (lane >= o) w += y;
+  }
+  const double before = warp > 0 ? __shfl_sync(kAll, w, warp - 1) : 0.0;
+  mass_total = __shfl_sync(kAll, w, kWarps - 1);
+  const double mass_incl = x + before;
+  if (d == 0) target = static_cast<double>(p) * mass_total;
+  double run_m = mass_incl - my_mass;
+  int found = 0x7fffffff, lowest = -1;
+  double pre_found = 0, pre_lowest = 0;  // kExactPrefix: the running mass before those positions
+  for (int i = 0; i < per && q0 + i < bins; ++i) {
+    const int b = bins - 1 - (q0 + i);
+    if (d == 0 ? (h.sig_hi[b] | h.sig_lo[b]) == 0 : h.count[b] == 0) continue;
+    lowest = q0 + i;
+    pre_lowest = run_m;
+    run_m += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
+    if (above_mass + run_m >= target && found == 0x7fffffff) {
+      found = q0 + i;
+      pre_found = pre_lowest;
+    }
+  }
+  const int found_w = __reduce_min_sync(kAll, found);
+  const int lowest_w = __reduce_max_sync(kAll, lowest);
+  uint32_t* spare = h.count + kRadixBins - 64;  // [w]: found, [32 + w]: lowest
+  // kExactPrefix: the prefix at the warp's lowest nonzero position, as two words at [2 w, 2 w + 1]
+  // (digits 2-3 use 1024 of the 2048 bins).
+  uint32_t* spare_lowest = h.sig_hi + kRadixBins - 64;
+  if (lane == 0) {
+    spare[warp] = static_cast<uint32_t>(found_w);
+    spare[32 + warp] = static_cast<uint32_t>(lowest_w);
+  }
+  if (exact) {  // positions are the threads' own: one lane holds each
+    if (found != 0x7fffffff && found == found_w) slots[16 + warp] = pre_found;
+    if (lowest >= 0 && lowest == lowest_w) {
+      spare_lowest[2 * warp] = static_cast<uint32_t>(__double2loint(pre_lowest));
+      spare_lowest[2 * warp + 1] = static_cast<uint32_t>(__double2hiint(pre_lowest));
+    }
+  }
+  __syncthreads();
+  int q = __reduce_min_sync(kAll, lane < kWarps ? static_cast<int>(spare[lane]) : 0x7fffffff);
+  const bool by_lowest = q == 0x7fffffff;
+  if (by_lowest)  // rounding: the lowest nonzero bin
+    q = __reduce_max_sync(kAll, lane < kWarps ? static_cast<int>(spare[32 + lane]) : -1);
+  if (q < 0) return q;
+  const int wq = q / per / 32;  // q's warp
+  if (exact) {
+    m_above = by_lowest ? __hiloint2double(static_cast<int>(spare_lowest[2 * wq + 1]),
+                                           static_cast<int>(spare_lowest[2 * wq]))
+                        : slots[16 + wq];
+    return q;
+  }
+  if (warp == wq) {
+    double part = 0;
+    for (int i = 0; i < per && q0 + i < q; ++i) {
+      const int b = bins - 1 - (q0 + i);
+      part += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) part += __shfl_xor_sync(kAll, part, o);
+    if (lane == 0) slots[16 + wq] = part;
+  }
+  __syncthreads();
+  double y = lane <= wq ? slots[16 + lane] : 0.0;
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) y += __shfl_xor_sync(kAll, y, o);
+  m_above = y;
+  return q;
 }
 
 template <class V, class Src>
@@ -280,10 +453,18 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
       // Every block's candidates, where they lie: the same histogram in every block.
       int end[kCluster];
       ClusterCandidateEnds<kCluster>(xs, end);
-      ForEachClusterCandidate<kCluster>(cr.key + warp * cr.per_warp, end,
-                                        [&](int, int, uint32_t key) {
-                                          if ((key >> hi_shift) == prefix) add(key);
-                                        });
+      // V::kLocalCopy: digit 2 also copies them into this warp's copy (if they fit), digit 3
+      // reads that copy.
+      int mode = kCopyNone;
+      if constexpr (V::kLocalCopy)
+        mode = d == 1 ? ClusterCopyPlan<kCluster>(xs, end)
+                      : (xs.copy_off[warp * (kCluster + 1) + kCluster] ? kCopyRead : kCopyNone);
+      ForEachClusterCandidate<kCluster>(
+          cr.key + warp * cr.per_warp, end,
+          [&](int, int, uint32_t key) {
+            if ((key >> hi_shift) == prefix) add(key);
+          },
+          mode, CandidateCopy<kThreads>(cr, xs), xs.copy_off + warp * (kCluster + 1));
     } else if (out.ok) {
       const uint32_t* keys = cr.key + warp * cr.per_warp;
       for (int i = lane; i < out.cand_end; i += 32) {
@@ -358,35 +539,43 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
       if (d == 0) Stamp<V>(stamps, kStampMerge0);
     }
 
-    double my_mass = 0;
-    for (int i = 0; i < per && q0 + i < bins; ++i) {
-      const int b = bins - 1 - (q0 + i);
-      my_mass += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
+    double mass_total = 0, m_above = 0;
+    int q = -1;
+    // V::kFastScan: the same sums with fewer barriers (TopPScanDigit); compiled out otherwise.
+    if constexpr (V::kFastScan && kThreads >= 64 && kThreads <= 512) {
+      q = TopPScanDigit<kThreads, V::kExactPrefix>(h, d, bins, base, shift, above_mass, p, target,
+                                                   mass_total, m_above, s);
+      if (d == 0) res.total = mass_total;
+      if (q < 0) break;  // nothing counted: keep everything (key 0); out.ok stays false
+    } else {
+      double my_mass = 0;
+      for (int i = 0; i < per && q0 + i < bins; ++i) {
+        const int b = bins - 1 - (q0 + i);
+        my_mass += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
+      }
+      const double mass_incl = BlockInclusiveScan<kThreads>(my_mass, s, &mass_total);
+      if (d == 0) {
+        res.total = mass_total;
+        target = static_cast<double>(p) * mass_total;
+      }
+      double run_m = mass_incl - my_mass;
+      int found = 0x7fffffff, lowest = -1;
+      for (int i = 0; i < per && q0 + i < bins; ++i) {
+        const int b = bins - 1 - (q0 + i);
+        if (d == 0 ? (h.sig_hi[b] | h.sig_lo[b]) == 0 : h.count[b] == 0) continue;
+        lowest = q0 + i;
+        run_m += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
+        if (above_mass + run_m >= target && found == 0x7fffffff) found = q0 + i;
+      }
+      q = BlockReduce<kThreads>(found, s, OpMin());
+      if (q == 0x7fffffff) q = BlockReduce<kThreads>(lowest, s, OpMax());  // rounding: lowest bin
+      if (q < 0) break;  // nothing counted: keep everything (key 0); out.ok stays false
+      for (int i = 0; i < per && q0 + i < q; ++i) {
+        const int b = bins - 1 - (q0 + i);
+        m_above += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
+      }
+      m_above = BlockReduce<kThreads>(m_above, s, OpAdd());
     }
-    double mass_total = 0;
-    const double mass_incl = BlockInclusiveScan<kThreads>(my_mass, s, &mass_total);
-    if (d == 0) {
-      res.total = mass_total;
-      target = static_cast<double>(p) * mass_total;
-    }
-    double run_m = mass_incl - my_mass;
-    int found = 0x7fffffff, lowest = -1;
-    for (int i = 0; i < per && q0 + i < bins; ++i) {
-      const int b = bins - 1 - (q0 + i);
-      if (d == 0 ? (h.sig_hi[b] | h.sig_lo[b]) == 0 : h.count[b] == 0) continue;
-      lowest = q0 + i;
-      run_m += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
-      if (above_mass + run_m >= target && found == 0x7fffffff) found = q0 + i;
-    }
-    int q = BlockReduce<kThreads>(found, s, OpMin());
-    if (q == 0x7fffffff) q = BlockReduce<kThreads>(lowest, s, OpMax());  // rounding: lowest bin
-    if (q < 0) break;  // nothing counted: keep everything (key 0); out.ok stays false
-    double m_above = 0;
-    for (int i = 0; i < per && q0 + i < q; ++i) {
-      const int b = bins - 1 - (q0 + i);
-      m_above += BinMass(h, b, base | (static_cast<uint32_t>(b) << shift));
-    }
-    m_above = BlockReduce<kThreads>(m_above, s, OpAdd());
     const int bin = bins - 1 - q;
     if (d == 0) {
       Stamp<V>(stamps, kStampScan0);
@@ -534,6 +723,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
               (((packed >> 32) & 0xFFFF) != 0 ? 1u : 0u) | ((packed >> 48) != 0 ? 2u : 0u);
         }
         xs.ends[threadIdx.x] = static_cast<uint32_t>(out.cand_end);
+        if (V::kLocalCopy && lane == 0) xs.copy_off[warp * (kCluster + 1) + kCluster] = 0;
         ClusterSync();  // every block's header, bounds and candidates are complete
         uint32_t c = 0, f = 0;
         if (lane < kCluster) {
@@ -789,10 +979,19 @@ FLASHJIT_DEVICE long long PickClusterCandidate(const TopPSelection& t, double ta
   const uint32_t* keys_w = cr.key + warp * cr.per_warp;
   int end[kCluster];
   ClusterCandidateEnds<kCluster>(xs, end);
+  // V::kLocalCopy: this warp's copy of the candidates, where digit 2 made one.
+  int mode = kCopyNone;
+  if constexpr (V::kLocalCopy)
+    mode = xs.copy_off[warp * (kCluster + 1) + kCluster] ? kCopyRead : kCopyNone;
+  uint32_t* copy_w = CandidateCopy<kThreads>(cr, xs);
+  const int* off_w = xs.copy_off + warp * (kCluster + 1);
   double mine = 0;
-  ForEachClusterCandidate<kCluster>(keys_w, end, [&](int, int, uint32_t key) {
-    if (key >= floor_key) mine += static_cast<double>(SignificandOfKey(key));
-  });
+  ForEachClusterCandidate<kCluster>(
+      keys_w, end,
+      [&](int, int, uint32_t key) {
+        if (key >= floor_key) mine += static_cast<double>(SignificandOfKey(key));
+      },
+      mode, copy_w, off_w);
   double total;
   const double incl = BlockInclusiveScan<kThreads>(mine, s, &total);
   double tgt = target / unit;
@@ -801,18 +1000,21 @@ FLASHJIT_DEVICE long long PickClusterCandidate(const TopPSelection& t, double ta
   if (mine > 0 && lo <= tgt && tgt < incl) {
     double acc = lo;
     int pick_r = -1, pick_i = -1, last_r = -1, last_i = -1;
-    ForEachClusterCandidate<kCluster>(keys_w, end, [&](int r, int i, uint32_t key) {
-      if (key < floor_key) return;
-      const uint32_t sig = SignificandOfKey(key);
-      if (sig == 0) return;
-      last_r = r;
-      last_i = i;
-      acc += static_cast<double>(sig);
-      if (pick_r < 0 && tgt < acc) {
-        pick_r = r;
-        pick_i = i;
-      }
-    });
+    ForEachClusterCandidate<kCluster>(
+        keys_w, end,
+        [&](int r, int i, uint32_t key) {
+          if (key < floor_key) return;
+          const uint32_t sig = SignificandOfKey(key);
+          if (sig == 0) return;
+          last_r = r;
+          last_i = i;
+          acc += static_cast<double>(sig);
+          if (pick_r < 0 && tgt < acc) {
+            pick_r = r;
+            pick_i = i;
+          }
+        },
+        mode, copy_w, off_w);
     if (pick_r < 0) {
       pick_r = last_r;
       pick_i = last_i;

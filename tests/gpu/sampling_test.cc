@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <limits>
 #include <stdexcept>
 
@@ -103,7 +104,9 @@ TEST_CASE("bad rows give in-range tokens and a cleared valid flag", "[gpu][sampl
 // everywhere (candidates 6) and its per-warp ballots everywhere (7). One flat row of 32000 draws
 // the same token at two offsets with a chance of about 1e-4.
 TEST_CASE("same seed and offset give the same tokens; another offset differs", "[gpu][sampling]") {
-  for (const int candidates : {-1, 6, 7, 8})
+  // 11: the fast scans with the exact prefix and the local copy (session 7), first: racecheck
+  // runs reach it within their limit.
+  for (const int candidates : {-1, 11, 6, 7, 8})
     for (const int64_t batch : {1, 64, 200}) {
       INFO(fmt::format("candidates {}, {} rows", candidates, batch));
       std::mt19937 rng(Seed());
@@ -140,6 +143,78 @@ TEST_CASE("same seed and offset give the same tokens; another offset differs", "
       CHECK(diff_offset > batch / 2);
       CHECK(diff_seed > batch / 2);
     }
+}
+
+// The fast digit scans (candidates 9: the variant field fast_scan, TopPScanDigit) compute the
+// same sums in the same order as the default's block scans and reductions, so the same
+// threshold, kept mass and target: the same tokens for every seed and offset. So do 10 (the mass
+// above the bin from the exact prefix at digits 2-3: the same integers) and 11 (the candidates
+// read from a local copy: the same keys in the same order). Rows: flat and peaked softmax rows,
+// weights of a few values (ties: many equal masses at every digit), a row whose masses are powers
+// of two (p lands exactly on a bin's edge) and a uniform row (the candidate regions overflow: the
+// digits over the slices); 1 row (a cluster of 8; x 32000 in 256-thread blocks, x 128256 in
+// 512-thread blocks), 64 (clusters of 2), 200 (one block per row).
+TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
+          "[gpu][sampling]") {
+  const std::pair<int64_t, int64_t> shapes[] = {{1, 32000}, {1, 128256}, {64, 32000}, {200, 32000}};
+  for (const auto& [batch, vocab] : shapes) {
+    std::mt19937 rng(Seed());
+    std::vector<float> probs;
+    for (int64_t r = 0; r < batch; ++r) {
+      std::vector<float> row;
+      const int kind = static_cast<int>((r + batch) % 5);
+      if (kind == 0 || kind == 1) {
+        row = RandomProbs(vocab, rng, kind == 0 ? 1.f : 5.f);
+      } else if (kind == 2) {
+        row.resize(vocab);
+        for (float& x : row) x = static_cast<float>(1 << (rng() % 4)) / (3.75f * vocab);
+      } else if (kind == 3) {
+        row.assign(vocab, 0x1p-30f);
+        for (int i = 0; i < 12; ++i) row[(rng() % vocab)] = std::ldexp(1.f, -1 - i);
+      } else {
+        row.assign(vocab, 1.f / vocab);
+      }
+      probs.insert(probs.end(), row.begin(), row.end());
+    }
+    DeviceBuffer din = UploadVector(probs), dout(batch * 4);
+    TensorView in = TensorView::Contiguous(din.data(), DType::kF32, {batch, vocab});
+    TensorView out = TensorView::Contiguous(dout.data(), DType::kI32, {batch});
+    // Under the sanitizers (FLASHJIT_SAMPLING_DRAWS set, as for the distribution cases) 2
+    // offsets instead of 8.
+    const uint64_t offsets = std::getenv("FLASHJIT_SAMPLING_DRAWS") ? 2 : 8;
+    for (const float top_p : {1e-6f, 0.25f, 0.5f, 0.75f, 0.9f, 1.f}) {
+      int64_t differ[3] = {}, draws = 0;
+      for (uint64_t offset = 0; offset < offsets; ++offset) {
+        auto draw = [&](int candidates) {
+          SamplingOptions o;
+          o.rng.seed = 7;
+          o.rng.offset = offset;
+          o.tuning.candidates = candidates;
+          dout.Fill(0xFF);
+          REQUIRE(TopPSamplingFromProbs(TestEngine(), in, out, top_p, {}, o).ok());
+          Synchronize();
+          return DryRun() ? std::vector<int32_t>(batch) : DownloadVector<int32_t>(dout, batch);
+        };
+        const std::vector<int32_t> plain = draw(-1);
+        for (int f = 0; f < 3; ++f) {
+          const std::vector<int32_t> fast = draw(9 + f);
+          for (int64_t r = 0; r < batch; ++r) {
+            differ[f] += fast[r] != plain[r];
+            CHECK(fast[r] >= 0);
+            CHECK(fast[r] < vocab);
+          }
+        }
+        draws += batch;
+      }
+      INFO(
+          fmt::format("{} x {}, top-p {}: {} / {} / {} of {} tokens differ (candidates 9 / 10 / "
+                      "11)",
+                      batch, vocab, top_p, differ[0], differ[1], differ[2], draws));
+      CHECK(differ[0] == 0);
+      CHECK(differ[1] == 0);
+      CHECK(differ[2] == 0);
+    }
+  }
 }
 
 // The phase stamps (SamplingTuning::stamps, a variant compiled with them) only observe: the
