@@ -2,6 +2,7 @@
 #pragma once
 
 #include "common/config.cuh"
+#include "common/fast_div.cuh"
 
 namespace flashjit::cascade {
 
@@ -27,10 +28,11 @@ struct MergeParams {
   float* s_out;         // [seq, heads], may be null
   const uint8_t* mask;  // [seq], may be null
   int64_t out_v_seq, out_v_head, out_s_seq, out_s_head;
-  int64_t rows;  // seq * heads
-  int32_t heads;
+  int64_t rows;       // seq * heads, < 2^31
+  FastDivisor heads;  // row -> (seq, head) without a division
   int32_t head_dim;
+  int32_t pad_;
 };
-FLASHJIT_CHECK_PARAMS(MergeParams, 216);
+FLASHJIT_CHECK_PARAMS(MergeParams, 232);
 
 }  // namespace flashjit::cascade

@@ -1,5 +1,7 @@
-// Attention-state merge (cascade attention). For each (seq, head) row, the states (v_i, s_i),
-// s_i the base-2 log-sum-exp of the logits behind the output row v_i, merge into
+// Attention-state merge (cascade attention), the one-round-trip form: each lane loads a batch of
+// states into registers, folds them, and moves on (merge_state_pipelined.cuh is the other form).
+// For each (seq, head) row, the states (v_i, s_i), s_i the base-2 log-sum-exp of the logits
+// behind the output row v_i, merge into
 //   s = log2(sum_i 2^s_i),   v = sum_i 2^(s_i - s) v_i      (fp32 math).
 // A state with s_i = -inf adds nothing; a row of only -inf states gets v = 0, s = -inf; a NaN
 // (or +inf) log-sum-exp makes the row NaN.
@@ -33,14 +35,15 @@ struct StateRef {
 };
 
 template <class V>
-__device__ void merge_state(const MergeParams& p) {
+__device__ void merge_state_registers(const MergeParams& p) {
   using T = typename V::DType;
   constexpr int kVec = V::kVec, kLanes = V::kLanes, kBatch = V::kBatch;
   constexpr int kRows = V::kThreads / kLanes;
   static_assert(kLanes <= 32 && 32 % kLanes == 0, "a row's lanes must lie in one warp");
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kRows + threadIdx.x / kLanes;
   const int lane = threadIdx.x % kLanes;
-  const int64_t seq = row / p.heads, head = row % p.heads;
+  const int64_t seq = FastDiv(static_cast<uint32_t>(row), p.heads);
+  const int64_t head = row - seq * p.heads.divisor;
   const bool active = row < p.rows && (p.mask == nullptr || p.mask[seq] != 0);
   const int states = p.src[0].count + p.src[1].count;
   const float inf = Infinity();

@@ -49,6 +49,15 @@ TEST_CASE("merge_state rejects bad shapes, dtypes and devices", "[cascade][valid
   TensorView other = sb;
   other.device = 2;
   CHECK_INVALID(MergeState(e, va, sa, vb, other, vo, so), "s_b: on cuda:2");
+  // 2^31 (seq, head) rows: the kernels index rows in 31 bits. Fake tensors 64 GiB apart.
+  auto far = [](int slot, DType dtype, std::initializer_list<int64_t> shape) {
+    return TensorView::Contiguous(
+        reinterpret_cast<void*>(uintptr_t{1} << 40 | uintptr_t(slot) << 36), dtype, shape);
+  };
+  CHECK_INVALID(MergeState(e, far(0, bf, {65536, 32768, 1}), far(1, f32, {65536, 32768}),
+                           far(2, bf, {65536, 32768, 1}), far(3, f32, {65536, 32768}),
+                           far(4, bf, {65536, 32768, 1}), far(5, f32, {65536, 32768})),
+                "v: 2147483648 (seq, head) rows are too many for one launch (at most 2^31 - 1)");
 }
 
 TEST_CASE("merge_state refuses outputs that share memory with inputs or themselves",

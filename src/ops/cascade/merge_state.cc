@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "cascade/merge_params.cuh"
 #include "src/engine/engine_impl.h"
 #include "src/ops/cascade/merge_state_spec.h"
+#include "src/ops/norm/resident_grid.h"
 
 namespace flashjit {
 namespace {
@@ -20,6 +22,21 @@ using ops::CheckSameDType;
 using ops::CheckTensor;
 
 constexpr std::initializer_list<DType> kValueTypes = {DType::kF16, DType::kBF16, DType::kF32};
+
+// Steps each lane keeps in flight (0: the one-round-trip form). The pipelined form needs 4-, 8-
+// or 16-byte accesses, and reads the mask only when it writes a row (a dependent load per row),
+// so masked merges keep the one-round-trip form. Benchmark and test knob: FLASHJIT_MERGE_STAGES =
+// 0, 2, 4 or 8 overrides wherever the access size allows (masked merges included).
+uint8_t Stages(int vec_bytes, bool has_mask) {
+  static const int kOverride = [] {
+    const char* v = std::getenv("FLASHJIT_MERGE_STAGES");
+    return v && (v[0] == '0' || v[0] == '2' || v[0] == '4' || v[0] == '8') && v[1] == 0 ? v[0] - '0'
+                                                                                        : -1;
+  }();
+  if (vec_bytes < 4) return 0;
+  if (kOverride >= 0) return static_cast<uint8_t>(kOverride);
+  return has_mask ? 0 : 0;
+}
 
 // One source of states: `v` [seq, (states,) heads, head_dim], `s` [seq, (states,) heads].
 struct Source {
@@ -146,11 +163,13 @@ Status Run(Engine& engine, std::initializer_list<Source> sources, const TensorVi
   // at bf16, head_dim 128: four 256-thread blocks per SM instead of three).
   spec.batch = states <= 2 ? 2 : 4;
   spec.threads = 256;
+  spec.stages = Stages(spec.vec * elem, has_mask);
+  if (spec.stages > 0) spec.batch = 1;  // the pipelined form folds one state per step
   const int64_t rows = seq * heads, per_block = spec.threads / lanes;
-  const int64_t blocks = (rows + per_block - 1) / per_block;
-  if (blocks > INT32_MAX)
+  if (rows > INT32_MAX)
     return Status::InvalidArgument(
-        fmt::format("v: {} (seq, head) rows are too many for one launch", rows));
+        fmt::format("v: {} (seq, head) rows are too many for one launch (at most 2^31 - 1)", rows));
+  const int64_t blocks = (rows + per_block - 1) / per_block;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, like.device));
 
   cascade::MergeParams p{};
@@ -164,10 +183,12 @@ Status Run(Engine& engine, std::initializer_list<Source> sources, const TensorVi
   p.out_s_seq = has_s_out ? s_out.strides[0] : 0;
   p.out_s_head = has_s_out ? s_out.strides[1] : 0;
   p.rows = rows;
-  p.heads = static_cast<int32_t>(heads);
+  p.heads = MakeFastDivisor(static_cast<uint32_t>(heads));
   p.head_dim = static_cast<int32_t>(head_dim);
   runtime::LaunchConfig cfg;
-  cfg.grid_x = static_cast<uint32_t>(blocks);
+  // The pipelined form walks tiles of rows over one wave of resident blocks.
+  cfg.grid_x = spec.stages > 0 ? ops::ResidentGrid(*kernel, 0, spec.threads, blocks)
+                               : static_cast<uint32_t>(blocks);
   cfg.block_x = spec.threads;
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(stream));
 }
