@@ -23,19 +23,17 @@ using ops::CheckTensor;
 
 constexpr std::initializer_list<DType> kValueTypes = {DType::kF16, DType::kBF16, DType::kF32};
 
-// Steps each lane keeps in flight (0: the one-round-trip form). The pipelined form needs 4-, 8-
-// or 16-byte accesses, and reads the mask only when it writes a row (a dependent load per row),
-// so masked merges keep the one-round-trip form. Benchmark and test knob: FLASHJIT_MERGE_STAGES =
-// 0, 2, 4 or 8 overrides wherever the access size allows (masked merges included).
-uint8_t Stages(int vec_bytes, bool has_mask) {
+// Steps each lane keeps in flight: 0, the one-round-trip form, measured faster than the pipelined
+// form (docs/perf/cascade.md). The pipelined form needs 4-, 8- or 16-byte accesses. Benchmark and
+// test knob: FLASHJIT_MERGE_STAGES = 0, 2, 4 or 8 overrides wherever the access size allows.
+uint8_t Stages(int vec_bytes) {
   static const int kOverride = [] {
     const char* v = std::getenv("FLASHJIT_MERGE_STAGES");
     return v && (v[0] == '0' || v[0] == '2' || v[0] == '4' || v[0] == '8') && v[1] == 0 ? v[0] - '0'
                                                                                         : -1;
   }();
   if (vec_bytes < 4) return 0;
-  if (kOverride >= 0) return static_cast<uint8_t>(kOverride);
-  return has_mask ? 0 : 0;
+  return static_cast<uint8_t>(kOverride >= 0 ? kOverride : 0);
 }
 
 // One source of states: `v` [seq, (states,) heads, head_dim], `s` [seq, (states,) heads].
@@ -163,7 +161,7 @@ Status Run(Engine& engine, std::initializer_list<Source> sources, const TensorVi
   // at bf16, head_dim 128: four 256-thread blocks per SM instead of three).
   spec.batch = states <= 2 ? 2 : 4;
   spec.threads = 256;
-  spec.stages = Stages(spec.vec * elem, has_mask);
+  spec.stages = Stages(spec.vec * elem);
   if (spec.stages > 0) spec.batch = 1;  // the pipelined form folds one state per step
   const int64_t rows = seq * heads, per_block = spec.threads / lanes;
   if (rows > INT32_MAX)
