@@ -17,6 +17,9 @@ if [ "$mode" = stage ]; then
   export FLASHJIT_CACHE_DIR="$PWD/$build/gpu-cache" FLASHJIT_ARCH=sm_90a
   FLASHJIT_DRY_RUN=1 FLASHJIT_TEST_SEED=1 "$build/tests/flashjit_gpu_tests" | tail -2
   for b in "$build"/tools/bench/flashjit_bench_*; do "$b" --dry-run; done
+  # The cascade A/B below: the pipelined merge (stages 8) beside the default.
+  FLASHJIT_MERGE_STAGES=8 FLASHJIT_DRY_RUN=1 "$build/tests/flashjit_gpu_tests" "[cascade]" | tail -1
+  FLASHJIT_MERGE_STAGES=8 "$build/tools/bench/flashjit_bench_cascade" --dry-run
   "$build/flashjit" cache build --arch sm_90a --model cache/manifests/llama-3.1-8b.json
   FLASHJIT_LIBRARY="$PWD/$build/libflashjit.so" python3 tests/python/prewarm_gpu_suite.py | tail -1
   # Kernels keyed for other template sets (every template edit re-keys them) would only
@@ -43,13 +46,57 @@ export LD_LIBRARY_PATH="$PWD/$stage${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # distribution cases run with 4096 draws per case instead of 1 M (FLASHJIT_SAMPLING_DRAWS).
 heavy='~"norm: every swept variant matches the reference"~"append_paged_kv_cache: 1 to 16k tokens"~"rope: 16k tokens, every form, against the fp64 reference"~"rmsnorm at 16k tokens"~"fused add, layernorm and QK-norm at 16k tokens"'
 section() { echo; echo "==== $* ($(date +%T))"; }
-skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench torch python overhead-ab sanitize"
+skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench cascade-ab torch python overhead-ab sanitize"
 {
   section device
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader
-  section "GPU tests (JIT disabled, no compile allowed)"
-  FLASHJIT_DISABLE_JIT=1 FLASHJIT_EXPECT_NO_COMPILE=1 timeout 420 "$stage/flashjit_gpu_tests" --durations yes
-  echo "gpu tests exit: $?"
+  # Most of the suite's time is its CPU references (fp64, one thread per process): each case
+  # runs in its own process, TEST_JOBS at a time (longest first), and the summary is printed in
+  # the suite's order. TEST_JOBS=1 is the one-process run.
+  jobs=${TEST_JOBS:-8}
+  section "GPU tests (JIT disabled, no compile allowed; one process per case, $jobs at a time)"
+  if [ "$jobs" -le 1 ]; then
+    FLASHJIT_DISABLE_JIT=1 FLASHJIT_EXPECT_NO_COMPILE=1 timeout 420 "$stage/flashjit_gpu_tests" --durations yes
+    echo "gpu tests exit: $?"
+  else
+    cases=$(mktemp -d)
+    "$stage/flashjit_gpu_tests" --list-test-names-only | grep -v '^GPU tests: seed' | grep . >"$cases/names"
+    # Case i is line i of names; the cases known to take 10 s or more start first.
+    slow='exact|ragged|16k tokens|mixed lengths|every swept|fp8 KV|dtypes and head dims'
+    { grep -nE "$slow" "$cases/names"; grep -nvE "$slow" "$cases/names"; } | cut -d: -f1 >"$cases/order"
+    run_case() {  # $1: the case's line in names (a Catch2 test spec needs its commas escaped)
+      local name
+      name=$(sed -n "$1p" "$cases/names")
+      FLASHJIT_DISABLE_JIT=1 FLASHJIT_EXPECT_NO_COMPILE=1 timeout 420 "$stage/flashjit_gpu_tests" \
+        --durations yes "${name//,/\\,}" >"$cases/$1.log" 2>&1
+      echo "exit $?" >>"$cases/$1.log"
+    }
+    export -f run_case
+    export stage cases
+    xargs -P "$jobs" -I{} bash -c 'run_case {}' <"$cases/order"
+    failed=0 passed=0 assertions=0 compiles=0 i=0
+    while IFS= read -r name; do
+      i=$((i + 1))
+      log="$cases/$i.log"
+      rc=$(sed -n 's/^exit //p' "$log")
+      a=$(sed -n 's/^All tests passed (\([0-9]*\) assertion.*/\1/p' "$log")
+      c=$(sed -n 's/^engine: \([0-9]*\) compiles.*/\1/p' "$log")
+      d=$(grep -m1 -E '^[0-9.]+ s: ' "$log" | cut -d' ' -f1)
+      seed=$(sed -n 's/^GPU tests: seed \([0-9]*\).*/\1/p' "$log")
+      compiles=$((compiles + ${c:-0}))
+      if [ "$rc" = 0 ] && [ -n "$a" ]; then
+        passed=$((passed + 1)) assertions=$((assertions + a))
+        printf 'PASS %8s s %7s assertions  seed %-10s  %s\n' "${d:-?}" "$a" "$seed" "$name"
+      else
+        failed=$((failed + 1))
+        printf 'FAIL (exit %s)  %s\n' "$rc" "$name"
+        sed 's/^/    | /' "$log"
+      fi
+    done <"$cases/names"
+    echo "gpu tests: $passed cases passed, $failed failed, $assertions assertions, $compiles NVRTC compiles"
+    echo "gpu tests exit: $failed"
+    rm -rf "$cases"
+  fi
   section demo
   timeout 60 "$stage/flashjit_demo"
   echo "demo exit: $?"
@@ -59,6 +106,15 @@ skip bench || {
     section "bench $b"
     FLASHJIT_DISABLE_JIT=1 OUT= timeout 90 "$stage/flashjit_bench_$b"
   done
+  # A/B: the merge's pipelined form (tests and bench); SKIP="cascade-ab" leaves it out.
+  skip cascade-ab || {
+    section "cascade, pipelined form (FLASHJIT_MERGE_STAGES=8): tests, then bench"
+    FLASHJIT_MERGE_STAGES=8 FLASHJIT_DISABLE_JIT=1 FLASHJIT_EXPECT_NO_COMPILE=1 timeout 60 \
+      "$stage/flashjit_gpu_tests" "[cascade]" | tail -2
+    FLASHJIT_MERGE_STAGES=8 FLASHJIT_DISABLE_JIT=1 OUT= timeout 60 "$stage/flashjit_bench_cascade"
+    section "bench cascade, default again"
+    FLASHJIT_DISABLE_JIT=1 OUT= timeout 60 "$stage/flashjit_bench_cascade"
+  }
 } 2>&1 | tee "$out/bench.log"
 skip torch || {
   for t in layer_ops decode sampling cascade; do
