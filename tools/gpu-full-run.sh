@@ -17,9 +17,11 @@ if [ "$mode" = stage ]; then
   export FLASHJIT_CACHE_DIR="$PWD/$build/gpu-cache" FLASHJIT_ARCH=sm_90a
   FLASHJIT_DRY_RUN=1 FLASHJIT_TEST_SEED=1 "$build/tests/flashjit_gpu_tests" | tail -2
   for b in "$build"/tools/bench/flashjit_bench_*; do "$b" --dry-run; done
-  # The cascade A/B below: the pipelined merge (stages 8) beside the default.
-  FLASHJIT_MERGE_STAGES=8 FLASHJIT_DRY_RUN=1 "$build/tests/flashjit_gpu_tests" "[cascade]" | tail -1
-  FLASHJIT_MERGE_STAGES=8 "$build/tools/bench/flashjit_bench_cascade" --dry-run
+  # The cascade A/B below: the merge with 2 and 4 vectors per lane beside the default.
+  for c in 2 4; do
+    FLASHJIT_MERGE_CHUNKS=$c FLASHJIT_DRY_RUN=1 "$build/tests/flashjit_gpu_tests" "[cascade]" | tail -1
+    FLASHJIT_MERGE_CHUNKS=$c "$build/tools/bench/flashjit_bench_cascade" --dry-run
+  done
   "$build/flashjit" cache build --arch sm_90a --model cache/manifests/llama-3.1-8b.json
   FLASHJIT_LIBRARY="$PWD/$build/libflashjit.so" python3 tests/python/prewarm_gpu_suite.py | tail -1
   # Kernels keyed for other template sets (every template edit re-keys them) would only
@@ -106,12 +108,14 @@ skip bench || {
     section "bench $b"
     FLASHJIT_DISABLE_JIT=1 OUT= timeout 90 "$stage/flashjit_bench_$b"
   done
-  # A/B: the merge's pipelined form (tests and bench); SKIP="cascade-ab" leaves it out.
+  # A/B: the merge with 2 and 4 vectors per lane (tests and bench); SKIP="cascade-ab" leaves it out.
   skip cascade-ab || {
-    section "cascade, pipelined form (FLASHJIT_MERGE_STAGES=8): tests, then bench"
-    FLASHJIT_MERGE_STAGES=8 FLASHJIT_DISABLE_JIT=1 FLASHJIT_EXPECT_NO_COMPILE=1 timeout 60 \
-      "$stage/flashjit_gpu_tests" "[cascade]" | tail -2
-    FLASHJIT_MERGE_STAGES=8 FLASHJIT_DISABLE_JIT=1 OUT= timeout 60 "$stage/flashjit_bench_cascade"
+    for c in 2 4; do
+      section "cascade, FLASHJIT_MERGE_CHUNKS=$c: tests, then bench"
+      FLASHJIT_MERGE_CHUNKS=$c FLASHJIT_DISABLE_JIT=1 FLASHJIT_EXPECT_NO_COMPILE=1 timeout 60 \
+        "$stage/flashjit_gpu_tests" "[cascade]" | tail -3
+      FLASHJIT_MERGE_CHUNKS=$c FLASHJIT_DISABLE_JIT=1 OUT= timeout 60 "$stage/flashjit_bench_cascade"
+    done
     section "bench cascade, default again"
     FLASHJIT_DISABLE_JIT=1 OUT= timeout 60 "$stage/flashjit_bench_cascade"
   }

@@ -1,14 +1,13 @@
-// Attention-state merge (cascade attention), the one-round-trip form: each lane loads a batch of
-// states into registers, folds them, and moves on (merge_state_pipelined.cuh is the other form).
-// For each (seq, head) row, the states (v_i, s_i), s_i the base-2 log-sum-exp of the logits
-// behind the output row v_i, merge into
+// Attention-state merge (cascade attention). For each (seq, head) row, the states (v_i, s_i),
+// s_i the base-2 log-sum-exp of the logits behind the output row v_i, merge into
 //   s = log2(sum_i 2^s_i),   v = sum_i 2^(s_i - s) v_i      (fp32 math).
 // A state with s_i = -inf adds nothing; a row of only -inf states gets v = 0, s = -inf; a NaN
 // (or +inf) log-sum-exp makes the row NaN.
 //
 // Variant: DType (of v), kVec (elements per access), kLanes (lanes per row: a power of two <= 32,
 // so that a row never spans warps), kBatch (states whose vectors a lane loads before it
-// accumulates them), kThreads. A row's lanes cover kLanes * kVec columns at a time.
+// accumulates them), kChunks (vectors per state a lane loads, kLanes * kVec columns apart),
+// kThreads. A row's lanes cover kLanes * kVec * kChunks columns at a time.
 #pragma once
 
 #include "cascade/merge_params.cuh"
@@ -35,11 +34,14 @@ struct StateRef {
 };
 
 template <class V>
-__device__ void merge_state_registers(const MergeParams& p) {
+__device__ void merge_state(const MergeParams& p) {
   using T = typename V::DType;
-  constexpr int kVec = V::kVec, kLanes = V::kLanes, kBatch = V::kBatch;
-  constexpr int kRows = V::kThreads / kLanes;
+  constexpr int kVec = V::kVec, kLanes = V::kLanes, kBatch = V::kBatch, kChunks = V::kChunks;
+  constexpr int kRows = V::kThreads / kLanes, kSpan = kLanes * kVec * kChunks;
   static_assert(kLanes <= 32 && 32 % kLanes == 0, "a row's lanes must lie in one warp");
+  // REQUIRES (kChunks > 1): head_dim is a multiple of kSpan, so that every chunk is in the row;
+  // the host never launches such a variant otherwise, and this keeps memory safe if it did.
+  if (kChunks > 1 && p.head_dim % kSpan != 0) return;
   const int64_t row = static_cast<int64_t>(blockIdx.x) * kRows + threadIdx.x / kLanes;
   const int lane = threadIdx.x % kLanes;
   const int64_t seq = FastDiv(static_cast<uint32_t>(row), p.heads);
@@ -47,27 +49,35 @@ __device__ void merge_state_registers(const MergeParams& p) {
   const bool active = row < p.rows && (p.mask == nullptr || p.mask[seq] != 0);
   const int states = p.src[0].count + p.src[1].count;
   const float inf = Infinity();
-  float lse = -inf;  // lane 0's, from its first columns (every chunk computes the same)
+  float lse = -inf;  // lane 0's, from its first columns (every span computes the same)
 
-  for (int col = lane * kVec; active && col < p.head_dim; col += kLanes * kVec) {
+  // A lane covers kChunks column chunks of kVec, kLanes * kVec apart (a warp's accesses stay
+  // contiguous): the per-state work (index arithmetic, the log-sum-exp, the weights) is paid
+  // once for all of them.
+  for (int col0 = lane * kVec; active && col0 < p.head_dim; col0 += kSpan) {
     // One pass over the states, kBatch at a time: their log-sum-exps and vectors are loaded
     // together (one round trip per batch), then folded into a running maximum m, a running
-    // sum of 2^(s - m) and the weighted sum, rescaled when m grows (weights are taken against m,
-    // never against a rounded merged log-sum-exp).
-    float m = -inf, den = 0.f, acc[kVec];
+    // sum of 2^(s - m) and the weighted sums, rescaled when m grows (weights are taken against
+    // m, never against a rounded merged log-sum-exp).
+    float m = -inf, den = 0.f, acc[kChunks][kVec];
     bool nan = false;
 #pragma unroll
-    for (int j = 0; j < kVec; ++j) acc[j] = 0.f;
+    for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+      for (int j = 0; j < kVec; ++j) acc[c][j] = 0.f;
     for (int t0 = 0; t0 < states; t0 += kBatch) {
       float s[kBatch];
-      Vec<T, kVec> x[kBatch];
+      Vec<T, kVec> x[kBatch][kChunks];
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
         s[b] = -inf;
         if (t0 + b < states) {
           const StateRef st(p, t0 + b);
           s[b] = st.Lse(seq, head);
-          x[b] = LoadVecStreaming<T, kVec>(st.Row<T>(seq, head) + col);
+          const T* v = st.Row<T>(seq, head) + col0;
+#pragma unroll
+          for (int c = 0; c < kChunks; ++c)
+            x[b][c] = LoadVecStreaming<T, kVec>(v + c * kLanes * kVec);
         }
       }
       float m_new = m;
@@ -80,26 +90,34 @@ __device__ void merge_state_registers(const MergeParams& p) {
       const float r = exp2f(m - m_new);  // 0 while m = -inf; NaN for +inf, as documented
       den *= r;
 #pragma unroll
-      for (int j = 0; j < kVec; ++j) acc[j] *= r;
+      for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+        for (int j = 0; j < kVec; ++j) acc[c][j] *= r;
 #pragma unroll
       for (int b = 0; b < kBatch; ++b) {
         if (t0 + b >= states) continue;
         const float w = exp2f(s[b] - m_new);
         den += w;
 #pragma unroll
-        for (int j = 0; j < kVec; ++j) acc[j] += w * ToFloat(x[b].v[j]);
+        for (int c = 0; c < kChunks; ++c)
+#pragma unroll
+          for (int j = 0; j < kVec; ++j) acc[c][j] += w * ToFloat(x[b][c].v[j]);
       }
       m = m_new;
     }
     nan |= den != den;
     const bool empty = !nan && m == -inf;  // no state with any key: v = 0, s = -inf
     const float inv_den = 1.f / den;
-    Vec<T, kVec> o;
+    if (col0 == lane * kVec) lse = nan ? QuietNaN() : (empty ? -inf : m + log2f(den));
+    T* out = static_cast<T*>(p.v_out) + seq * p.out_v_seq + head * p.out_v_head + col0;
 #pragma unroll
-    for (int j = 0; j < kVec; ++j)
-      o.v[j] = FromFloat<T>(nan ? QuietNaN() : (empty ? 0.f : acc[j] * inv_den));
-    if (col == lane * kVec) lse = nan ? QuietNaN() : (empty ? -inf : m + log2f(den));
-    StoreVecStreaming(static_cast<T*>(p.v_out) + seq * p.out_v_seq + head * p.out_v_head + col, o);
+    for (int c = 0; c < kChunks; ++c) {
+      Vec<T, kVec> o;
+#pragma unroll
+      for (int j = 0; j < kVec; ++j)
+        o.v[j] = FromFloat<T>(nan ? QuietNaN() : (empty ? 0.f : acc[c][j] * inv_den));
+      StoreVecStreaming(out + c * kLanes * kVec, o);
+    }
   }
   // In place, s_out is a state's log-sum-exp that every lane of the row reads above.
   __syncwarp();

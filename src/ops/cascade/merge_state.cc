@@ -8,7 +8,6 @@
 #include "cascade/merge_params.cuh"
 #include "src/engine/engine_impl.h"
 #include "src/ops/cascade/merge_state_spec.h"
-#include "src/ops/norm/resident_grid.h"
 
 namespace flashjit {
 namespace {
@@ -23,17 +22,14 @@ using ops::CheckTensor;
 
 constexpr std::initializer_list<DType> kValueTypes = {DType::kF16, DType::kBF16, DType::kF32};
 
-// Steps each lane keeps in flight: 0, the one-round-trip form, measured faster than the pipelined
-// form (docs/perf/cascade.md). The pipelined form needs 4-, 8- or 16-byte accesses. Benchmark and
-// test knob: FLASHJIT_MERGE_STAGES = 0, 2, 4 or 8 overrides wherever the access size allows.
-uint8_t Stages(int vec_bytes) {
+// Vectors per state each lane loads (the per-state work is paid once for all of them). Benchmark
+// and test knob: FLASHJIT_MERGE_CHUNKS = 1, 2 or 4 overrides.
+int Chunks() {
   static const int kOverride = [] {
-    const char* v = std::getenv("FLASHJIT_MERGE_STAGES");
-    return v && (v[0] == '0' || v[0] == '2' || v[0] == '4' || v[0] == '8') && v[1] == 0 ? v[0] - '0'
-                                                                                        : -1;
+    const char* v = std::getenv("FLASHJIT_MERGE_CHUNKS");
+    return v && (v[0] == '1' || v[0] == '2' || v[0] == '4') && v[1] == 0 ? v[0] - '0' : 0;
   }();
-  if (vec_bytes < 4) return 0;
-  return static_cast<uint8_t>(kOverride >= 0 ? kOverride : 0);
+  return kOverride > 0 ? kOverride : 1;
 }
 
 // One source of states: `v` [seq, (states,) heads, head_dim], `s` [seq, (states,) heads].
@@ -154,16 +150,25 @@ Status Run(Engine& engine, std::initializer_list<Source> sources, const TensorVi
       {v_out.strides[0], v_out.strides[1], v0.strides[0], v0.strides[1], v0.strides[v0.ndim - 2],
        v1.strides[0], v1.strides[1], v1.strides[v1.ndim - 2]}));
   const int64_t accesses = (head_dim + spec.vec - 1) / spec.vec;
-  int lanes = 1;
-  while (lanes < 32 && lanes < accesses) lanes *= 2;
-  spec.lanes = static_cast<uint8_t>(lanes);
+  // A row's lanes: a power of two, up to a warp, enough for its accesses at `chunks` each. More
+  // than one chunk only where the row is a whole number of lanes * vec * chunks (the kernel
+  // needs no per-chunk bounds check then).
+  auto lanes_for = [&](int chunks) {
+    int lanes = 1;
+    while (lanes < 32 && lanes * chunks < accesses) lanes *= 2;
+    return lanes;
+  };
+  int chunks = Chunks();
+  while (chunks > 1 &&
+         (head_dim != accesses * spec.vec || accesses % (int64_t{lanes_for(chunks)} * chunks) != 0))
+    chunks /= 2;
+  spec.chunks = static_cast<uint8_t>(chunks);
+  spec.lanes = static_cast<uint8_t>(lanes_for(chunks));
   // Two states (merge_state, in place): both rows in flight with fewer registers (62 against 76
   // at bf16, head_dim 128: four 256-thread blocks per SM instead of three).
   spec.batch = states <= 2 ? 2 : 4;
   spec.threads = 256;
-  spec.stages = Stages(spec.vec * elem);
-  if (spec.stages > 0) spec.batch = 1;  // the pipelined form folds one state per step
-  const int64_t rows = seq * heads, per_block = spec.threads / lanes;
+  const int64_t rows = seq * heads, per_block = spec.threads / spec.lanes;
   if (rows > INT32_MAX)
     return Status::InvalidArgument(
         fmt::format("v: {} (seq, head) rows are too many for one launch (at most 2^31 - 1)", rows));
@@ -184,9 +189,7 @@ Status Run(Engine& engine, std::initializer_list<Source> sources, const TensorVi
   p.heads = MakeFastDivisor(static_cast<uint32_t>(heads));
   p.head_dim = static_cast<int32_t>(head_dim);
   runtime::LaunchConfig cfg;
-  // The pipelined form walks tiles of rows over one wave of resident blocks.
-  cfg.grid_x = spec.stages > 0 ? ops::ResidentGrid(*kernel, 0, spec.threads, blocks)
-                               : static_cast<uint32_t>(blocks);
+  cfg.grid_x = static_cast<uint32_t>(blocks);
   cfg.block_x = spec.threads;
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(stream));
 }

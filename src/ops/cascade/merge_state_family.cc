@@ -13,16 +13,15 @@ const spec::OpFamily* MergeStateFamily() {
     spec::OpFamily f;
     f.op = "merge_state";
     f.doc = "merge attention states: s = log2(sum 2^s_i), v = sum 2^(s_i - s) v_i per (seq, head)";
-    f.header = "cascade/merge_kernels.cuh";
+    f.header = "cascade/merge_state.cuh";
     f.fields = {
         spec::EnumField("dtype", {"f16", "bf16", "f32"}, nullptr, "dtype of the output rows v"),
         spec::IntField("vec", {1, 2, 4, 8}, 8, "v", "elements per vector access"),
         spec::IntField("lanes", {1, 2, 4, 8, 16, 32}, 16, "l", "lanes per (seq, head) row"),
         spec::IntField("batch", {1, 2, 4, 8}, 4, "b",
                        "states whose vectors a lane loads before accumulating them"),
-        spec::IntField("stages", {0, 2, 4, 8}, 0, "s",
-                       "0: one round trip per block of rows; otherwise a resident grid keeping "
-                       "this many steps per lane in flight through cp.async"),
+        spec::IntField("chunks", {1, 2, 4}, 1, "c",
+                       "vectors per state a lane loads (lanes * vec columns apart)"),
         spec::IntField("threads", {64, 128, 256, 512}, 256, "t", "threads per block"),
     };
     f.check = [](const spec::Json& s) {
@@ -30,19 +29,6 @@ const spec::OpFamily* MergeStateFamily() {
       if (s["vec"].get<int>() * bytes > 16)
         return Status::InvalidArgument(fmt::format(
             "vec: {} elements of {} bytes exceed one 16-byte access", s["vec"].get<int>(), bytes));
-      if (s["stages"].get<int>() > 0 && s["vec"].get<int>() * bytes < 4)
-        return Status::InvalidArgument(
-            fmt::format("stages: the pipelined form copies 4, 8 or 16 bytes per access; vec {} "
-                        "of {}-byte elements is {}",
-                        s["vec"].get<int>(), bytes, s["vec"].get<int>() * bytes));
-      // The pipelined form's slots are static shared memory (at most 48 KB per block).
-      const int smem =
-          s["stages"].get<int>() * s["threads"].get<int>() * (s["vec"].get<int>() * bytes + 4);
-      if (smem > 48 * 1024)
-        return Status::InvalidArgument(
-            fmt::format("stages: {} stages of {} threads need {} bytes of shared memory; at most "
-                        "49152",
-                        s["stages"].get<int>(), s["threads"].get<int>(), smem));
       return Status::Ok();
     };
     f.entries = {{"flashjit_merge_state", "flashjit::cascade::merge_state",
@@ -51,9 +37,9 @@ const spec::OpFamily* MergeStateFamily() {
       return fmt::format(
           "  using DType = {};\n  static constexpr int kVec = {};\n"
           "  static constexpr int kLanes = {};\n  static constexpr int kBatch = {};\n"
-          "  static constexpr int kStages = {};\n  static constexpr int kThreads = {};\n",
+          "  static constexpr int kChunks = {};\n  static constexpr int kThreads = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()), s["vec"].get<int>(), s["lanes"].get<int>(),
-          s["batch"].get<int>(), s["stages"].get<int>(), s["threads"].get<int>());
+          s["batch"].get<int>(), s["chunks"].get<int>(), s["threads"].get<int>());
     };
     return f;
   }();
@@ -70,7 +56,7 @@ Result<VariantSpec> MergeStateSpec::ToVariant() const {
                                      {"vec", vec},
                                      {"lanes", lanes},
                                      {"batch", batch},
-                                     {"stages", stages},
+                                     {"chunks", chunks},
                                      {"threads", threads}});
 }
 

@@ -16,7 +16,7 @@ struct MergeStateSpec {
   uint8_t vec = 8;
   uint8_t lanes = 16;
   uint8_t batch = 4;
-  uint8_t stages = 0;  // 0: one-round-trip form; else cp.async steps in flight per lane
+  uint8_t chunks = 1;  // vectors per state a lane loads
   uint8_t pad_ = 0;
   uint16_t threads = 256;
 
