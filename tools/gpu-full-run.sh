@@ -17,8 +17,8 @@ if [ "$mode" = stage ]; then
   export FLASHJIT_CACHE_DIR="$PWD/$build/gpu-cache" FLASHJIT_ARCH=sm_90a
   FLASHJIT_DRY_RUN=1 FLASHJIT_TEST_SEED=1 "$build/tests/flashjit_gpu_tests" | tail -2
   for b in "$build"/tools/bench/flashjit_bench_*; do "$b" --dry-run; done
-  # The cascade A/B below: the merge with 2 and 4 vectors per lane beside the default.
-  for c in 2 4; do
+  # The cascade A/B below: the merge with 1, 2 and 4 vectors per lane.
+  for c in 1 2 4; do
     FLASHJIT_MERGE_CHUNKS=$c FLASHJIT_DRY_RUN=1 "$build/tests/flashjit_gpu_tests" "[cascade]" | tail -1
     FLASHJIT_MERGE_CHUNKS=$c "$build/tools/bench/flashjit_bench_cascade" --dry-run
   done
@@ -108,9 +108,10 @@ skip bench || {
     section "bench $b"
     FLASHJIT_DISABLE_JIT=1 OUT= timeout 90 "$stage/flashjit_bench_$b"
   done
-  # A/B: the merge with 2 and 4 vectors per lane (tests and bench); SKIP="cascade-ab" leaves it out.
+  # A/B: the merge with 1, 2 and 4 vectors per lane (tests and bench); SKIP="cascade-ab" leaves
+  # it out.
   skip cascade-ab || {
-    for c in 2 4; do
+    for c in 1 2 4; do
       section "cascade, FLASHJIT_MERGE_CHUNKS=$c: tests, then bench"
       FLASHJIT_MERGE_CHUNKS=$c FLASHJIT_DISABLE_JIT=1 FLASHJIT_EXPECT_NO_COMPILE=1 timeout 60 \
         "$stage/flashjit_gpu_tests" "[cascade]" | tail -3

@@ -22,14 +22,18 @@ using ops::CheckTensor;
 
 constexpr std::initializer_list<DType> kValueTypes = {DType::kF16, DType::kBF16, DType::kF32};
 
-// Vectors per state each lane loads (the per-state work is paid once for all of them). Benchmark
-// and test knob: FLASHJIT_MERGE_CHUNKS = 1, 2 or 4 overrides.
-int Chunks() {
+// Vectors per state each lane loads: the per-state work (index arithmetic, the log-sum-exp, the
+// weights) is paid once for all of them, which is what the kernel is bound by at one vector
+// (docs/perf/cascade.md, session 7: bf16 seq 16384 x 32 x 128, 143.4 -> 122.0 us at 4). With
+// four states per batch, 4 vectors cost too many registers (213): 2 there. Benchmark and test
+// knob: FLASHJIT_MERGE_CHUNKS = 1, 2 or 4 overrides.
+int Chunks(int64_t states) {
   static const int kOverride = [] {
     const char* v = std::getenv("FLASHJIT_MERGE_CHUNKS");
     return v && (v[0] == '1' || v[0] == '2' || v[0] == '4') && v[1] == 0 ? v[0] - '0' : 0;
   }();
-  return kOverride > 0 ? kOverride : 1;
+  if (kOverride > 0) return kOverride;
+  return states <= 2 ? 4 : 2;
 }
 
 // One source of states: `v` [seq, (states,) heads, head_dim], `s` [seq, (states,) heads].
@@ -158,7 +162,7 @@ Status Run(Engine& engine, std::initializer_list<Source> sources, const TensorVi
     while (lanes < 32 && lanes * chunks < accesses) lanes *= 2;
     return lanes;
   };
-  int chunks = Chunks();
+  int chunks = Chunks(states);
   while (chunks > 1 &&
          (head_dim != accesses * spec.vec || accesses % (int64_t{lanes_for(chunks)} * chunks) != 0))
     chunks /= 2;
