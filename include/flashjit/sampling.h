@@ -63,11 +63,9 @@ struct FLASHJIT_API SamplingTuning {
   // columns (no ballots) at every launch shape (1 takes them with clusters of 2 and with one
   // block per row for more rows than SMs), 7 as 1 with the per-warp ballots everywhere, 8 as 1
   // without the cluster exchange (clusters: digits 2-3 merged over the cluster, session 5's
-  // cluster steps), 9 as 1 with the digits' scans in 3 block barriers instead of 6 (the same
-  // sums and threshold; a kernel variant of its own), 10 as 9 with the mass above the bin from
-  // the scan's exact prefix at digits 2-3 (2 barriers there), 11 as 10 with every block's
-  // candidates copied into local shared memory at digit 2 (clusters; digit 3 and the draw read
-  // the copy). 9-11 draw the same tokens as 1.
+  // cluster steps), 9 as 1 without the exact prefix at digits 2-3 (the digits' scans in 3 block
+  // barriers; 1 takes 2 there), 11 as 1 with session 6's block scans (6 block barriers per
+  // digit). 9 and 11 compute the same sums and draw the same tokens as 1.
   int candidates = -1;
   // Threads per block: 32, 64, ..., 1024 (>= 256 with clusters); 0: chosen.
   int threads = 0;

@@ -133,9 +133,7 @@ __device__ void sample_rows(const SamplingParams& p) {
   constexpr bool kExchangeable = V::kCandidates && kCluster > 1;
   __shared__ ClusterExchangeHeader exchange_header;
   __shared__ uint32_t exchange_ends[kExchangeable ? V::kThreads : 1];
-  // V::kLocalCopy: each warp's copy offsets (the copies follow the regions: CandidateCopy).
-  __shared__ int copy_off[kExchangeable && V::kLocalCopy ? V::kThreads / 32 * (kCluster + 1) : 1];
-  const ClusterExchange exchange{&exchange_header, exchange_ends, copy_off, p.copy_per_warp};
+  const ClusterExchange exchange{&exchange_header, exchange_ends};
   const bool exchange_form = kExchangeable && ClusterExchangeForm<V>(p.cand_form);
   StampTimer<V>(p.stamps, kStampTimerStart);
   // Pass 1's lane-private window: the regions' memory (at least kLaneWindowBytes).

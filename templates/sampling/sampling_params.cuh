@@ -77,12 +77,8 @@ struct SamplingParams {
   int32_t cand_per_warp;  // kCandidates: entries of each warp's candidate region
   int32_t cand_form;      // kCandidates: kForm* bits (top_p_candidates.cuh); fewer for A/B only
   uint64_t* stamps;       // V::kStamps: [blocks][kStampSlots] phase stamps, or null
-  // V::kLocalCopy: words of each warp's copy of every block's candidate keys, after the regions
-  // in dynamic shared memory (0: none; a warp whose candidates do not fit reads them in place).
-  int32_t copy_per_warp;
-  int32_t pad_;  // no padding: 8-byte alignment
 };
-FLASHJIT_CHECK_PARAMS(SamplingParams, 192);
+FLASHJIT_CHECK_PARAMS(SamplingParams, 184);
 
 // Chain speculative sampling: n draft tokens per row, n + 1 target distributions.
 struct SpeculativeParams {

@@ -125,21 +125,7 @@ struct ClusterExchangeHeader {
 struct ClusterExchange {
   ClusterExchangeHeader* hdr;
   uint32_t* ends;  // [kThreads]: each thread's TopPSelection::cand_end
-  // V::kLocalCopy: warp w's copy of every block's entries of warp w's region, made by digit 2's
-  // fill and read by digit 3 and block 0's draw: block r's entry i at
-  // copy[w * copy_cap + off[r] + i] (copy: CandidateCopy, after the regions),
-  // off = copy_off + w * (kCluster + 1), off[r] the sum over r' < r of the warp's largest bound
-  // in block r'; off[kCluster]: 1 when the warp made the copy (its entries fit in copy_cap
-  // words), 0 when it reads them in place.
-  int* copy_off;
-  int copy_cap;
 };
-
-// V::kLocalCopy: this warp's copy of the candidates (ClusterExchange), after the regions.
-template <int kThreads>
-FLASHJIT_DEVICE uint32_t* CandidateCopy(const CandidateRegions& cr, const ClusterExchange& xs) {
-  return cr.pos + (kThreads / 32) * cr.per_warp + (threadIdx.x / 32) * xs.copy_cap;
-}
 
 struct TopPSelection {
   SelectResult sel;
@@ -176,55 +162,21 @@ FLASHJIT_DEVICE void ClusterCandidateEnds(const ClusterExchange& xs, int (&end)[
 // Calls f(r, i, key) for this thread's entries i of warp region `keys_w` (this block's address)
 // in every block r of the cluster, in the order (i, r): each round loads one entry of every
 // block at once, so the distributed loads of all blocks are in flight together.
-// V::kLocalCopy (`copy`, this warp's copy, and `off`, ClusterExchange::copy_off): kCopyRead reads
-// the entries from the copy instead, kCopyWrite also stores them there (the same thread reads
-// them back later: no other thread's entries).
-enum ClusterCopyMode { kCopyNone = 0, kCopyWrite = 1, kCopyRead = 2 };
 template <int kCluster, class F>
 FLASHJIT_DEVICE void ForEachClusterCandidate(const uint32_t* keys_w, const int (&end)[kCluster],
-                                             F&& f, int mode = kCopyNone, uint32_t* copy = nullptr,
-                                             const int* off = nullptr) {
+                                             F&& f) {
   int top = 0;
 #pragma unroll
   for (int r = 0; r < kCluster; ++r) top = max(top, end[r]);
   for (int i = threadIdx.x % 32; i < top; i += 32) {
     uint32_t k[kCluster];
-    if (mode == kCopyRead) {
 #pragma unroll
-      for (int r = 0; r < kCluster; ++r) k[r] = i < end[r] ? copy[off[r] + i] : 0u;
-    } else {
-#pragma unroll
-      for (int r = 0; r < kCluster; ++r)
-        k[r] = i < end[r] ? MapaGeneric(keys_w, static_cast<uint32_t>(r))[i] : 0u;
-      if (mode == kCopyWrite) {
-#pragma unroll
-        for (int r = 0; r < kCluster; ++r)
-          if (i < end[r]) copy[off[r] + i] = k[r];
-      }
-    }
+    for (int r = 0; r < kCluster; ++r)
+      k[r] = i < end[r] ? MapaGeneric(keys_w, static_cast<uint32_t>(r))[i] : 0u;
 #pragma unroll
     for (int r = 0; r < kCluster; ++r)
       if (i < end[r]) f(r, i, k[r]);
   }
-}
-
-// V::kLocalCopy, at digit 2 (every lane of the warp): this warp's offsets of every block's
-// entries in its copy (the largest bound of its threads in each block, summed), and whether they
-// fit in xs.copy_cap words; lane 0 writes them to xs.copy_off. Returns the fill's mode.
-template <int kCluster>
-FLASHJIT_DEVICE int ClusterCopyPlan(const ClusterExchange& xs, const int (&end)[kCluster]) {
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  int* off = xs.copy_off + warp * (kCluster + 1);
-  int at = 0;
-#pragma unroll
-  for (int r = 0; r < kCluster; ++r) {
-    if (lane == 0) off[r] = at;
-    at += static_cast<int>(__reduce_max_sync(0xffffffffu, static_cast<unsigned>(end[r])));
-  }
-  const bool fits = at <= xs.copy_cap;
-  if (lane == 0) off[kCluster] = fits ? 1 : 0;
-  __syncwarp();
-  return fits ? kCopyWrite : kCopyNone;
 }
 
 // V::kFastScan (variant field fast_scan, SamplingTuning::candidates 9): one digit's scan and
@@ -453,18 +405,10 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
       // Every block's candidates, where they lie: the same histogram in every block.
       int end[kCluster];
       ClusterCandidateEnds<kCluster>(xs, end);
-      // V::kLocalCopy: digit 2 also copies them into this warp's copy (if they fit), digit 3
-      // reads that copy.
-      int mode = kCopyNone;
-      if constexpr (V::kLocalCopy)
-        mode = d == 1 ? ClusterCopyPlan<kCluster>(xs, end)
-                      : (xs.copy_off[warp * (kCluster + 1) + kCluster] ? kCopyRead : kCopyNone);
-      ForEachClusterCandidate<kCluster>(
-          cr.key + warp * cr.per_warp, end,
-          [&](int, int, uint32_t key) {
-            if ((key >> hi_shift) == prefix) add(key);
-          },
-          mode, CandidateCopy<kThreads>(cr, xs), xs.copy_off + warp * (kCluster + 1));
+      ForEachClusterCandidate<kCluster>(cr.key + warp * cr.per_warp, end,
+                                        [&](int, int, uint32_t key) {
+                                          if ((key >> hi_shift) == prefix) add(key);
+                                        });
     } else if (out.ok) {
       const uint32_t* keys = cr.key + warp * cr.per_warp;
       for (int i = lane; i < out.cand_end; i += 32) {
@@ -723,7 +667,6 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
               (((packed >> 32) & 0xFFFF) != 0 ? 1u : 0u) | ((packed >> 48) != 0 ? 2u : 0u);
         }
         xs.ends[threadIdx.x] = static_cast<uint32_t>(out.cand_end);
-        if (V::kLocalCopy && lane == 0) xs.copy_off[warp * (kCluster + 1) + kCluster] = 0;
         ClusterSync();  // every block's header, bounds and candidates are complete
         uint32_t c = 0, f = 0;
         if (lane < kCluster) {
@@ -979,19 +922,10 @@ FLASHJIT_DEVICE long long PickClusterCandidate(const TopPSelection& t, double ta
   const uint32_t* keys_w = cr.key + warp * cr.per_warp;
   int end[kCluster];
   ClusterCandidateEnds<kCluster>(xs, end);
-  // V::kLocalCopy: this warp's copy of the candidates, where digit 2 made one.
-  int mode = kCopyNone;
-  if constexpr (V::kLocalCopy)
-    mode = xs.copy_off[warp * (kCluster + 1) + kCluster] ? kCopyRead : kCopyNone;
-  uint32_t* copy_w = CandidateCopy<kThreads>(cr, xs);
-  const int* off_w = xs.copy_off + warp * (kCluster + 1);
   double mine = 0;
-  ForEachClusterCandidate<kCluster>(
-      keys_w, end,
-      [&](int, int, uint32_t key) {
-        if (key >= floor_key) mine += static_cast<double>(SignificandOfKey(key));
-      },
-      mode, copy_w, off_w);
+  ForEachClusterCandidate<kCluster>(keys_w, end, [&](int, int, uint32_t key) {
+    if (key >= floor_key) mine += static_cast<double>(SignificandOfKey(key));
+  });
   double total;
   const double incl = BlockInclusiveScan<kThreads>(mine, s, &total);
   double tgt = target / unit;
@@ -1000,21 +934,18 @@ FLASHJIT_DEVICE long long PickClusterCandidate(const TopPSelection& t, double ta
   if (mine > 0 && lo <= tgt && tgt < incl) {
     double acc = lo;
     int pick_r = -1, pick_i = -1, last_r = -1, last_i = -1;
-    ForEachClusterCandidate<kCluster>(
-        keys_w, end,
-        [&](int r, int i, uint32_t key) {
-          if (key < floor_key) return;
-          const uint32_t sig = SignificandOfKey(key);
-          if (sig == 0) return;
-          last_r = r;
-          last_i = i;
-          acc += static_cast<double>(sig);
-          if (pick_r < 0 && tgt < acc) {
-            pick_r = r;
-            pick_i = i;
-          }
-        },
-        mode, copy_w, off_w);
+    ForEachClusterCandidate<kCluster>(keys_w, end, [&](int r, int i, uint32_t key) {
+      if (key < floor_key) return;
+      const uint32_t sig = SignificandOfKey(key);
+      if (sig == 0) return;
+      last_r = r;
+      last_i = i;
+      acc += static_cast<double>(sig);
+      if (pick_r < 0 && tgt < acc) {
+        pick_r = r;
+        pick_i = i;
+      }
+    });
     if (pick_r < 0) {
       pick_r = last_r;
       pick_i = last_i;

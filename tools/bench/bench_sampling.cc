@@ -5,8 +5,8 @@
 // `--only TEXT`: time only the rows whose name holds TEXT (e.g. "top_p0.9 B=64 V=128256 std1",
 // for a profiler); `--no-sweep`: leave out the split sweep. `--stamps`: also the two-pass top-p
 // kernel's phase breakdown at B = 1 and 64 x 128256 (the variant with phase stamps,
-// SamplingTuning::stamps), for the default and the forms with the fast scans (candidates 9, 10
-// with the exact prefix, 11 with the local copy too).
+// SamplingTuning::stamps), for the default, the fast scans without the exact prefix (candidates
+// 9) and session 6's block scans (11).
 #include <flashjit/sampling.h>
 #include <fmt/format.h>
 
@@ -175,24 +175,17 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 8;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
-      // Session 6 round 2: the default with the fast digit scans (candidates 9, the variant
-      // field fast_scan: 3 block barriers per digit instead of 6, the same sums).
+      // Session 6 round 2: the fast digit scans without session 7's exact prefix (candidates 9:
+      // 3 block barriers per digit; the default takes 2 at digits 2-3, 6 before session 7).
       {"top_p0.9_fastscan",
        [=, &e](int i) {
          SamplingOptions two = opt;
          two.tuning.candidates = 9;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
-      // Session 7: the fast scans with the exact prefix at digits 2-3 (candidates 10: 2 block
-      // barriers there instead of 3), and also the local copy of the candidates (11: clusters
-      // with the exchange; digit 3 and the draw read this block's copy).
-      {"top_p0.9_exactprefix",
-       [=, &e](int i) {
-         SamplingOptions two = opt;
-         two.tuning.candidates = 10;
-         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
-       }},
-      {"top_p0.9_localcopy",
+      // Session 7: the default with session 6's block scans (candidates 11: 6 block barriers
+      // per digit; the default takes the fast scans with the exact prefix at digits 2-3).
+      {"top_p0.9_blockscan",
        [=, &e](int i) {
          SamplingOptions two = opt;
          two.tuning.candidates = 11;
@@ -289,7 +282,7 @@ int main(int argc, char** argv) {
     for (int64_t batch : {1, 64})
       for (float stddev : {1.f, 5.f}) {
         const std::vector<void*> in = RotatedProbs(batch, 128256, stddev);
-        for (int candidates : {-1, 9, 10, 11})
+        for (int candidates : {-1, 9, 11})
           StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates);
       }
   }

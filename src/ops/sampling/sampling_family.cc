@@ -49,12 +49,8 @@ const spec::OpFamily* SamplingFamily() {
                         "A/B: the two-pass top-p kernel's digit scans with 3 block barriers "
                         "instead of 6, the same sums (top_p_candidates.cuh, TopPScanDigit)"),
         spec::BoolField("exact_prefix", false, "ep",
-                        "A/B, with fast_scan: digits 2-3 take the mass above the chosen bin from "
-                        "the scan's exact prefix (2 block barriers per digit instead of 3)"),
-        spec::BoolField("local_copy", false, "lc",
-                        "A/B, with fast_scan: clusters with the exchange copy every block's "
-                        "candidates into local shared memory at digit 2 (digit 3 and the draw "
-                        "read them there)"),
+                        "with fast_scan: digits 2-3 take the mass above the chosen bin from the "
+                        "scan's exact prefix (2 block barriers per digit instead of 3)"),
     };
     f.entries = {{"flashjit_sampling", "flashjit::sampling::sample_rows",
                   "flashjit::sampling::SamplingParams", "Variant::kThreads, Variant::kMinBlocks"}};
@@ -80,13 +76,8 @@ const spec::OpFamily* SamplingFamily() {
       if (s["fast_scan"].get<bool>() && !s["candidates"].get<bool>())
         return Status::InvalidArgument(
             "sampling: fast_scan needs candidates (the two-pass top-p kernel)");
-      if ((s["exact_prefix"].get<bool>() || s["local_copy"].get<bool>()) &&
-          !s["fast_scan"].get<bool>())
-        return Status::InvalidArgument(
-            "sampling: exact_prefix and local_copy need fast_scan (TopPScanDigit)");
-      if (s["local_copy"].get<bool>() && s["cluster"].get<int>() < 2)
-        return Status::InvalidArgument(fmt::format(
-            "sampling: local_copy needs cluster >= 2 (got {})", s["cluster"].get<int>()));
+      if (s["exact_prefix"].get<bool>() && !s["fast_scan"].get<bool>())
+        return Status::InvalidArgument("sampling: exact_prefix needs fast_scan (TopPScanDigit)");
       return Status::Ok();
     };
     f.variant_body = [](const spec::Json& s) {
@@ -98,7 +89,7 @@ const spec::OpFamily* SamplingFamily() {
           "  static constexpr int kCluster = {};\n  static constexpr int kMinBlocks = {};\n"
           "  static constexpr bool kCache = {};\n  static constexpr bool kCandidates = {};\n"
           "  static constexpr bool kStamps = {};\n  static constexpr bool kFastScan = {};\n"
-          "  static constexpr bool kExactPrefix = {};\n  static constexpr bool kLocalCopy = {};\n",
+          "  static constexpr bool kExactPrefix = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           IndexOf(kInputs, 2, s["input"].get<std::string>()),
           IndexOf(kFilters, 6, s["filter"].get<std::string>()),
@@ -114,7 +105,7 @@ const spec::OpFamily* SamplingFamily() {
               ? 2
               : 1,
           s["cache"].get<bool>(), s["candidates"].get<bool>(), s["stamps"].get<bool>(),
-          s["fast_scan"].get<bool>(), s["exact_prefix"].get<bool>(), s["local_copy"].get<bool>());
+          s["fast_scan"].get<bool>(), s["exact_prefix"].get<bool>());
     };
     return f;
   }();
@@ -163,8 +154,7 @@ Result<VariantSpec> SamplingSpec::ToVariant() const {
                                      {"candidates", candidates != 0},
                                      {"stamps", stamps != 0},
                                      {"fast_scan", (fast_scan & 1) != 0},
-                                     {"exact_prefix", (fast_scan & 2) != 0},
-                                     {"local_copy", (fast_scan & 4) != 0}});
+                                     {"exact_prefix", (fast_scan & 2) != 0}});
 }
 
 Result<VariantSpec> SpeculativeSpec::ToVariant() const {
@@ -227,8 +217,7 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
   if (candidates == 6) return true;
-  if (candidates != -1 && candidates != 1 && candidates != 8 && candidates != 9 &&
-      candidates != 10 && candidates != 11)
+  if (candidates != -1 && candidates != 1 && candidates != 8 && candidates != 9 && candidates != 11)
     return false;
   return cluster == 2 || (cluster == 1 && batch > (sms > 0 ? sms : 132));
 }
@@ -236,7 +225,7 @@ bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
 bool SamplingClusterExchange(int candidates, int cluster) {
   if (cluster < 2) return false;
   return candidates == -1 || candidates == 1 || candidates == 6 || candidates == 7 ||
-         candidates == 9 || candidates == 10 || candidates == 11;
+         candidates == 9 || candidates == 11;
 }
 
 int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes, bool columns) {

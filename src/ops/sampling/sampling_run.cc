@@ -146,9 +146,10 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     return Status::InvalidArgument(
         fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
                     tune.cache_bytes, kSamplingMaxCacheBytes));
-  if (tune.candidates < -1 || tune.candidates > 11)
-    return Status::InvalidArgument(fmt::format(
-        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, ..., 11", tune.candidates));
+  if (tune.candidates < -1 || tune.candidates > 11 || tune.candidates == 10)
+    return Status::InvalidArgument(
+        fmt::format("options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, ..., 9, 11",
+                    tune.candidates));
   if (tune.threads != 0 &&
       (tune.threads < 32 || tune.threads > 1024 || (tune.threads & (tune.threads - 1)) != 0))
     return Status::InvalidArgument(
@@ -211,12 +212,16 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
         SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes, lane_columns);
   spec.candidates = cand_per_warp > 0 ? 1 : 0;
   spec.stamps = spec.candidates && tune.stamps != nullptr ? 1 : 0;
-  // The scan levers (SamplingSpec::fast_scan bits): 9 the fast scans, 10 with the exact prefix
-  // at digits 2-3, 11 also the local copy of the candidates (clusters with the exchange only).
+  // The digit scans (SamplingSpec::fast_scan bits): the fast scans with the exact prefix at
+  // digits 2-3 (3) for the default and the forms built on it (-1, 1, 6, 7, 8), measured on the
+  // H200 (2026-11-30, session 7, docs/perf/sampling.md; b2b, against session 6's block scans in
+  // the same call): faster at every benchmark shape, B = 1 / 64 / 256 x 128256 flat -0.62 /
+  // -0.24 / -0.97 us, peaked -0.25 / -0.19 / -0.43, x 32000 -0.5 to -1.1. 9: the fast scans
+  // without the exact prefix (1); 11: session 6's block scans (0); the older forms (2-5): 0.
   const bool exchange_rule = SamplingClusterExchange(tune.candidates, launch.cluster);
-  if (spec.candidates && tune.candidates >= 9)
-    spec.fast_scan = static_cast<uint8_t>(1 | (tune.candidates >= 10 ? 2 : 0) |
-                                          (tune.candidates == 11 && exchange_rule ? 4 : 0));
+  const int c = tune.candidates;
+  if (spec.candidates)
+    spec.fast_scan = c == 9 ? 1 : (c == -1 || c == 1 || c == 6 || c == 7 || c == 8) ? 3 : 0;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   sampling::SamplingParams p{};
@@ -253,9 +258,8 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // everywhere, 7 the default with the ballots everywhere (lane_columns above), 8 the default
   // without the cluster exchange (session 6: one exchange after pass 2 instead of the merges of
   // digits 2-3, the cluster reduction and the owner gather; see kFormClusterExchange), 9 the
-  // default with the fast digit scans (a variant field, spec.fast_scan above: the same sums
-  // with 3 block barriers instead of 6 per digit; session 6 round 2, not yet measured on the
-  // GPU, docs/perf/sampling.md). The
+  // default with the fast digit scans but without the exact prefix, 11 the default with session
+  // 6's block scans (spec.fast_scan above: the variant fields fast_scan, exact_prefix). The
   // lane-private window pays only with more rows than SMs, one block per row (measured on the
   // H200, 2026-11-29 session 5, docs/perf/sampling.md: B = 256 x 128256 flat 116.7 -> 112.5 us
   // b2b, peaked 89.6 -> 90.8; B = 256 x 32000 flat the same, peaked +1; at B = 1 and 64,
@@ -284,16 +288,6 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
                                    ? std::max<int64_t>(regions, sampling::kLaneWindowBytes)
                                    : regions)
                         : cache_bytes);
-  if (spec.fast_scan & 4) {
-    // The local copies (SamplingParams::copy_per_warp) in the room left: at most every block's
-    // regions; warps whose candidates do not fit read them in place.
-    const int64_t warps = launch.threads / 32;
-    const int64_t room = kSamplingMaxDynamicSmem - static_cast<int64_t>(cfg.dynamic_smem);
-    const int64_t words =
-        std::min<int64_t>(int64_t{launch.cluster} * cand_per_warp, room / 4 / warps) / 32 * 32;
-    p.copy_per_warp = static_cast<int32_t>(std::max<int64_t>(words, 0));
-    cfg.dynamic_smem += static_cast<uint32_t>(warps * p.copy_per_warp * 4);
-  }
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(o.stream));
 }
 
