@@ -122,32 +122,6 @@ FLASHJIT_DEVICE DecodeUnit LoadUnit(const DecodeUnit* u) {
   return r;
 }
 
-// A unit record in shared memory (the work-stealing CTA's ring, see DecodePersistent).
-FLASHJIT_DEVICE DecodeUnit LoadUnitShared(const DecodeUnit* u) {
-  const int4* src = reinterpret_cast<const int4*>(u);
-  const int4 x = src[0], y = src[1], z = src[2];
-  DecodeUnit r;
-  r.w.request = x.x;
-  r.w.page_begin = x.y;
-  r.w.kv_len = x.z;
-  r.w.kv_start = x.w;
-  r.w.kv_end = y.x;
-  r.w.partial = y.y;
-  r.w.merge = y.z;
-  r.w.pad_ = y.w;
-  r.head_tile = z.x;
-  r.next = z.y;
-  r.pad_[0] = z.z;
-  r.pad_[1] = z.w;
-  return r;
-}
-FLASHJIT_DEVICE void StoreUnitShared(DecodeUnit* u, const DecodeUnit& r) {
-  int4* dst = reinterpret_cast<int4*>(u);
-  dst[0] = make_int4(r.w.request, r.w.page_begin, r.w.kv_len, r.w.kv_start);
-  dst[1] = make_int4(r.w.kv_end, r.w.partial, r.w.merge, r.w.pad_);
-  dst[2] = make_int4(r.head_tile, r.next, r.pad_[0], r.pad_[1]);
-}
-
 // What the compute side of a persistent CTA derives from its unit.
 struct DecodeUnitView {
   int kv_head, qh0, rows, qpos, key_lo, n_tiles;
@@ -174,20 +148,8 @@ struct DecodeUnitView {
 // tile is computed and its epilogue runs; the epilogue uses the stage of unit i's last tile (the
 // only one not in flight then), swizzled to fit it. The next unit's query is read into registers
 // during the last tile.
-//
-// kSteal (work stealing): the units are one array, longest first; CTA c starts with unit c and
-// claims each further unit from a global counter (p.steal[0]: unit ctas + the count). Thread 0
-// claims when the issue cursor has kClaimAhead tiles of its unit left to issue, reads the claimed
-// record one iteration later and puts it into a ring of 4 records in shared memory the next; the
-// loop's barrier publishes it, so the round trips of the atomic and the record overlap the
-// tiles' compute (units shorter than that finish the steps at the boundary, with a barrier). The
-// compute side reads its next unit from the ring (the issue side is at most kStages - 1 tiles,
-// hence at most kStages - 1 units, ahead: 4 slots serve up to 4 stages). A claim past the last unit
-// ends the CTA; the last CTA to end (p.steal[1], a done counter) sets both counters back to 0 for
-// the next launch.
-template <class V, bool kSteal>
-FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& first, int ctas,
-                                      int n_units) {
+template <class V>
+FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& first) {
   using T = typename V::DTypeQ;
   using TKV = typename V::DTypeKV;
   constexpr int kD = V::kHeadDim, kStages = V::kStages, kTile = kDecodeTileKV;
@@ -205,58 +167,18 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   auto k_stage = [&](int s) { return smem + s * 2 * Loader::kTileBytes; };
   auto v_stage = [&](int s) { return smem + (s * 2 + 1) * Loader::kTileBytes; };
 
-  // Work stealing: the ring of claimed unit records (the CTA's unit k + 1 in slot (k + 1) % 4),
-  // after the epilogue's statistics (DecodeStatsBytes has room for it).
-  constexpr int kStatsFloats = (kDecodeThreads / 32) * kDecodeQTile * 3 + kDecodeQTile;
-  static_assert(kStatsFloats * 4 + 4 * sizeof(DecodeUnit) <= DecodeStatsBytes(),
-                "the claim ring fits after the statistics");
-  DecodeUnit* ring = reinterpret_cast<DecodeUnit*>(stats + kStatsFloats);
-  constexpr int kClaimAhead = 4;  // tiles left to issue when the next unit is claimed
-  // 0 nothing claimed, 1 claimed, 2 record read (thread 0), 3 in the ring, 4 visible to all.
-  int phase = 0;
-  int claim = 0;       // thread 0: the claimed unit's index
-  DecodeUnit claimed;  // thread 0: its record
-  // Thread 0 takes the claim's steps from `phase` up to `upto` (1 claim, 2 read, 3 ring).
-  auto claim_steps = [&](int upto, int seq) {
-    if (threadIdx.x == 0) {
-      if (phase < 1 && upto >= 1) claim = ctas + atomicAdd(p.steal, 1);
-      if (phase < 2 && upto >= 2) {
-        if (claim < n_units) {
-          claimed = LoadUnit(p.units + claim);
-        } else {
-          claimed = {};
-          claimed.head_tile = -1;  // none left
-        }
-      }
-      if (phase < 3 && upto >= 3) StoreUnitShared(ring + ((seq + 1) & 3), claimed);
-    }
-    phase = max(phase, upto);
-  };
-
   // Issue side: the unit whose tiles are being issued, the next tile of it, and the unit after
-  // it (static lists: read when the cursor entered `iu`; stealing: claimed on the way).
+  // it (read when the cursor entered `iu`).
   DecodeUnit iu = first, inext;
-  int i_tile = 0, i_tiles = DecodeUnitView::Tiles(iu.w), i_seq = 0;
+  int i_tile = 0, i_tiles = DecodeUnitView::Tiles(iu.w);
   bool i_more = true;  // tiles left to issue
-  if (!kSteal && iu.next >= 0) inext = LoadUnit(p.units + iu.next);
+  if (iu.next >= 0) inext = LoadUnit(p.units + iu.next);
   Loader loader;
   loader.Init(p, iu.w, iu.head_tile / p.q_tiles);
   // Moves the cursor past the tile just issued (to the next unit after the last tile).
   auto advance = [&] {
     if (++i_tile < i_tiles) return;
-    if constexpr (kSteal) {
-      if (phase < 4) {  // the claim's remaining steps now (short units)
-        claim_steps(3, i_seq);
-        __syncthreads();
-      }
-      inext = LoadUnitShared(ring + ((i_seq + 1) & 3));
-      phase = 0;
-      ++i_seq;
-      if (inext.head_tile < 0) {
-        i_more = false;
-        return;
-      }
-    } else if (iu.next < 0) {
+    if (iu.next < 0) {
       i_more = false;
       return;
     }
@@ -264,22 +186,11 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
     i_tile = 0;
     i_tiles = DecodeUnitView::Tiles(iu.w);
     loader.Init(p, iu.w, iu.head_tile / p.q_tiles);
-    if (!kSteal && iu.next >= 0) inext = LoadUnit(p.units + iu.next);
+    if (iu.next >= 0) inext = LoadUnit(p.units + iu.next);
   };
   // Issues the tile at the cursor (page ids prefetched) into stage s, then reads the page ids
-  // of the tile after it. Commits a group in any case. In the main loop (after its barrier,
-  // `in_loop`), a stealing CTA first takes one step of its claim.
-  auto issue = [&](int s, bool in_loop) {
-    if constexpr (kSteal) {
-      if (in_loop && i_more) {
-        if (phase == 3)
-          phase = 4;  // written before this iteration's barrier
-        else if (phase == 1 || phase == 2)
-          claim_steps(phase + 1, i_seq);
-        else if (i_tiles - i_tile <= kClaimAhead)
-          claim_steps(1, i_seq);
-      }
-    }
+  // of the tile after it. Commits a group in any case.
+  auto issue = [&](int s) {
     if (i_more) {
       loader.IssueTile(iu.w.kv_start + i_tile * kTile, k_stage(s), v_stage(s));
       advance();
@@ -304,14 +215,12 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   } else {
     loader.PrefetchPages(iu.w.kv_start);
 #pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) issue(s, false);
+    for (int s = 0; s < kStages - 1; ++s) issue(s);
   }
 
-  // Compute side: the unit whose tiles are computed (the CTA's c_seq-th), and the one after it.
+  // Compute side: the unit whose tiles are computed, and the one after it.
   DecodeUnit cu = first, cnext;
-  int c_seq = 0;
-  bool c_more = false;  // set at the unit's last tile: a next unit follows
-  if (!kSteal && cu.next >= 0) cnext = LoadUnit(p.units + cu.next);
+  if (cu.next >= 0) cnext = LoadUnit(p.units + cu.next);
   DecodeUnitView v;
   v.Set(p, cu);
   DecodeMergeItem merge_item = {};
@@ -339,19 +248,9 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   for (int g = 0;; ++g) {  // g: tile of the CTA's sequence, in stage g % kStages
     CpAsyncWait<kStages - 2>();
     __syncthreads();
-    issue((g + kStages - 1) % kStages, true);
+    issue((g + kStages - 1) % kStages);
     const bool last = c_tile + 1 == v.n_tiles;
-    if (last) {
-      // The issue side has passed this unit's last tile (kStages - 1 iterations ago or in the
-      // prologue), so a stealing CTA's next record is in the ring and visible.
-      if constexpr (kSteal) {
-        cnext = LoadUnitShared(ring + ((c_seq + 1) & 3));
-        c_more = cnext.head_tile >= 0;
-      } else {
-        c_more = cu.next >= 0;
-      }
-    }
-    if (last && c_more) {  // the next unit's query, in flight during this tile
+    if (last && cu.next >= 0) {  // the next unit's query, in flight during this tile
       nv.Set(p, cnext);
       next_q.Load(p, cnext.w.request, nv.qh0, nv.rows);
     }
@@ -375,15 +274,14 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
 
     // The unit's end. Its Q is in the warps' registers, so the next unit's query can replace
     // it in shared memory now; the epilogue's barriers order that before start_unit's reads.
-    if (c_more) next_q.Store(p, nv.qpos, q_smem);
+    if (cu.next >= 0) next_q.Store(p, nv.qpos, q_smem);
     __syncthreads();  // every warp is done with stage g % kStages: the epilogue takes it
     state.ReduceRowSums();
     DecodeEpilogue<V, true>(p, cu.w, merge_item, state, cu.head_tile, v.qh0, v.rows,
                             reinterpret_cast<float*>(k_stage(g % kStages)), stats);
-    if (!c_more) break;
+    if (cu.next < 0) break;
     cu = cnext;
-    ++c_seq;
-    if (!kSteal && cu.next >= 0) cnext = LoadUnit(p.units + cu.next);
+    if (cu.next >= 0) cnext = LoadUnit(p.units + cu.next);
     v = nv;
     merge_item = {};
     if (cu.w.merge >= 0 && p.merge_counters) merge_item = p.merge_items[cu.w.merge];
@@ -392,17 +290,6 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
     start_unit();
   }
   CpAsyncWait<0>();
-  if constexpr (kSteal) {
-    // Every CTA ends after exactly one claim past the last unit: the last to end resets the
-    // counters (no claim of this launch is left), so the next launch or graph replay starts at 0.
-    if (threadIdx.x == 0) {
-      __threadfence();
-      if (atomicAdd(p.steal + 1, 1) == ctas - 1) {
-        atomicExch(p.steal, 0);
-        atomicExch(p.steal + 1, 0);
-      }
-    }
-  }
 }
 
 template <class V>
@@ -515,37 +402,19 @@ __device__ void decode_attention(const DecodeParams& p) {
                     reinterpret_cast<float*>(q_smem));
 }
 
-// The persistent grid's entries (16-bit KV): CTA blockIdx.x walks the units linked from
-// units[blockIdx.x] (decode_persistent: static lists), or starts there and steals the rest
-// (decode_persistent_steal: p.persistent_ctas[1] units); CTAs at or beyond p.persistent_ctas[0]
-// (a captured launch's fixed grid) exit. Kernels of their own, so that each keeps its registers
-// (the one-CTA-per-unit kernel too).
+// The persistent grid's entry (16-bit KV): CTA blockIdx.x walks the units linked from
+// units[blockIdx.x]; CTAs at or beyond *p.persistent_ctas (a captured launch's fixed grid) exit.
+// A kernel of its own, so that the one-CTA-per-unit kernel keeps its registers.
 template <class V>
 __device__ void decode_persistent(const DecodeParams& p) {
   if constexpr (sizeof(typename V::DTypeKV) == 2) {
     const int cta = static_cast<int>(blockIdx.x);
-    const int ctas = p.persistent_ctas[0];
+    const int ctas = *p.persistent_ctas;
     const DecodeUnit first = LoadUnit(p.units + cta);  // the grid never exceeds the capacity
     if (cta >= ctas || first.head_tile < 0) return;
-    DecodePersistent<V, false>(p, first, ctas, 0);
+    DecodePersistent<V>(p, first);
   } else {
     __trap();  // plans of fp8 caches are never persistent
-  }
-}
-
-template <class V>
-__device__ void decode_persistent_steal(const DecodeParams& p) {
-  // The claim ring holds 4 records: when the compute side reads unit k + 1's record (at unit
-  // k's last tile), the issue side writes at most unit k + kStages's, so stealing plans need
-  // kStages <= 4 (the host plans no others).
-  if constexpr (sizeof(typename V::DTypeKV) == 2 && V::kStages <= 4) {
-    const int cta = static_cast<int>(blockIdx.x);
-    const int ctas = p.persistent_ctas[0], n_units = p.persistent_ctas[1];
-    const DecodeUnit first = LoadUnit(p.units + cta);  // the grid never exceeds the capacity
-    if (cta >= ctas || first.head_tile < 0) return;
-    DecodePersistent<V, true>(p, first, ctas, n_units);
-  } else {
-    __trap();  // fp8 plans and deeper pipelines never steal
   }
 }
 

@@ -40,8 +40,7 @@ static_assert(sizeof(DecodeMergeItem) == 16, "DecodeMergeItem layout is shared w
 
 // Persistent plans: a unit is one (work item, head tile); each CTA of the persistent grid walks
 // its own list of units. Units 0 .. ctas - 1 are the CTAs' first units (head_tile -1: the CTA has
-// none); `next` links to the CTA's next unit (-1: the last). Work-stealing plans: one array of
-// units, longest first, `next` unused (CTA c starts with unit c and claims the rest in order).
+// none); `next` links to the CTA's next unit (-1: the last).
 struct DecodeUnit {
   DecodeWorkItem w;
   int32_t head_tile;
@@ -93,12 +92,8 @@ struct DecodeParams {
   // unit lists in `units` (CTAs beyond it exit: a captured launch keeps the wrapper's grid).
   // Read on the device, so that a captured launch follows each new plan. `units` holds at least
   // as many entries as the grid has CTAs. Unused by the one-CTA-per-unit kernel.
-  // persistent_ctas[1] > 0: work stealing over that many units (units[0 .. n), longest first;
-  // CTA c starts with unit c and claims the others from steal[0]; steal[1] counts the CTAs that
-  // have ended, and the last one sets both back to 0). 0: static lists.
   const int32_t* persistent_ctas;
   const DecodeUnit* units;
-  int32_t* steal;
   int64_t q_stride_b, q_stride_h;
   int64_t o_stride_b, o_stride_h;
   int64_t lse_stride_b;
@@ -126,7 +121,7 @@ struct DecodeParams {
   // distributed shared memory (no partials in global memory, no counters). 0: off.
   int32_t cluster;
 };
-FLASHJIT_CHECK_PARAMS(DecodeParams, 272);
+FLASHJIT_CHECK_PARAMS(DecodeParams, 264);
 
 #if FLASHJIT_HAS_DEVICE
 // CTAs per work item (kv heads x query tiles), and this CTA's work item and head tile.

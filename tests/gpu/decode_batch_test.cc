@@ -25,11 +25,6 @@ struct BatchCase {
   // Checked after Plan from the workspace header: -1 no check; 0 the plan is not persistent;
   // n > 0 the plan is persistent with min(n, units) CTAs (units: work items x head tiles).
   int expect_persistent = -1;
-  // With expect_persistent > 0: the plan steals (header word 3 = the number of units) or not.
-  bool expect_steal = false;
-  // > 0: after the checked run, run the same plan this many times more and require the same
-  // output and LSE bits (a work-stealing grid takes its units in a dynamic order).
-  int repeat = 0;
 };
 
 // A paged cache with every request's pages in random order, its host copy (as the device
@@ -197,50 +192,27 @@ void RunBatch(BatchCase c, std::mt19937& rng) {
   REQUIRE(s.ok());
   if (c.expect_persistent >= 0 && !DryRun()) {
     Synchronize();
-    int32_t header[6];  // num_work, num_merge, persistent CTAs, stolen units, 2 counters
+    int32_t header[4];  // num_work, num_merge, persistent CTAs, 0
     ws.Download(header, sizeof(header));
     const int64_t units = int64_t(header[0]) * c.num_kv_heads * ((hq / c.num_kv_heads + 15) / 16);
     const int64_t expect =
         c.expect_persistent == 0 ? 0 : std::min<int64_t>(c.expect_persistent, units);
     INFO(what << ": work items " << header[0] << ", merges " << header[1] << ", persistent CTAs "
-              << header[2] << ", stolen units " << header[3]);
+              << header[2]);
     CHECK(header[2] == expect);
-    CHECK(header[3] == (expect > 0 && c.expect_steal ? units : 0));
-    CHECK(header[4] == 0);
-    CHECK(header[5] == 0);
   }
   TensorView tk, tv;
   CacheViews(c, pc, &tk, &tv);
   TensorView tlse =
       c.with_lse ? TensorView::Contiguous(dlse.data(), DType::kF32, {b, hq}) : TensorView{};
-  auto run = [&] {
-    return (*wrapper)->Run(TensorView::Contiguous(dq.data(), c.q_dtype, {b, hq, d}), tk, tv,
-                           TensorView::Contiguous(pc.indices.data(), DType::kI32,
-                                                  {static_cast<int64_t>(pc.page_ids.size())}),
-                           TensorView::Contiguous(dout.data(), c.q_dtype, {b, hq, d}), tlse);
-  };
-  s = run();
+  s = (*wrapper)->Run(TensorView::Contiguous(dq.data(), c.q_dtype, {b, hq, d}), tk, tv,
+                      TensorView::Contiguous(pc.indices.data(), DType::kI32,
+                                             {static_cast<int64_t>(pc.page_ids.size())}),
+                      TensorView::Contiguous(dout.data(), c.q_dtype, {b, hq, d}), tlse);
   INFO(what << ": run " << s.ToString());
   REQUIRE(s.ok());
   Synchronize();
   if (DryRun()) return;
-  if (c.repeat > 0) {  // the same bits on every run (and the claim counters back at 0)
-    const size_t out_bytes = size_t(b) * hq * d * 2, lse_bytes = size_t(b) * hq * 4;
-    std::vector<char> out0(out_bytes), lse0(lse_bytes), out1(out_bytes), lse1(lse_bytes);
-    dout.Download(out0.data(), out_bytes);
-    dlse.Download(lse0.data(), lse_bytes);
-    for (int i = 0; i < c.repeat; ++i) {
-      dout.Fill(0xFF);
-      dlse.Fill(0xFF);
-      REQUIRE(run().ok());
-      Synchronize();
-      dout.Download(out1.data(), out_bytes);
-      dlse.Download(lse1.data(), lse_bytes);
-      INFO(what << ": repeat " << i);
-      CHECK(out0 == out1);
-      CHECK((!c.with_lse || lse0 == lse1));
-    }
-  }
   std::vector<double> ref_out, ref_lse;
   Reference(c, pc, qd, c.sinks ? &sinks_d : nullptr, c.options, &ref_out, &ref_lse);
   std::vector<float> out = Download16(c.q_dtype, dout, int64_t(b) * hq * d);
@@ -487,9 +459,8 @@ TEST_CASE("batch decode: uniform splits merged by a thread-block cluster", "[gpu
 }
 
 // A CUDA graph captured once replays correctly after plans of other lengths and batch sizes
-// (with `forced_ctas` > 0: under a forced persistent grid of at most that many CTAs, work
-// stealing when `steal`), `replays` times per plan.
-void GraphReplay(std::mt19937& rng, int forced_ctas, bool steal = false, int replays = 1) {
+// (with `forced_ctas` > 0: under a forced persistent grid of at most that many CTAs).
+void GraphReplay(std::mt19937& rng, int forced_ctas) {
   BatchCase c;
   c.num_qo_heads = 16;
   c.num_kv_heads = 4;
@@ -588,20 +559,15 @@ void GraphReplay(std::mt19937& rng, int forced_ctas, bool steal = false, int rep
       Synchronize();
       int32_t header[4];
       ws.Download(header, sizeof(header));
-      INFO("graph plan B=" << b << " cut " << cut << ": persistent CTAs " << header[2]
-                           << ", stolen units " << header[3]);
+      INFO("graph plan B=" << b << " cut " << cut << ": persistent CTAs " << header[2]);
       CHECK(header[2] == std::min(forced_ctas, header[0] * c.num_kv_heads));
-      CHECK(header[3] == (steal ? header[0] * c.num_kv_heads : 0));
     }
-    for (int r = 0; r < replays; ++r) {
-      INFO("replay " << r);
-      dout.Fill(0xFF);
-      dlse.Fill(0xFF);
-      Synchronize();
-      REQUIRE(api.cuGraphLaunch(exec, stream) == CUDA_SUCCESS);
-      REQUIRE(api.cuStreamSynchronize(stream) == CUDA_SUCCESS);
-      check(sub, view, b);
-    }
+    dout.Fill(0xFF);
+    dlse.Fill(0xFF);
+    Synchronize();
+    REQUIRE(api.cuGraphLaunch(exec, stream) == CUDA_SUCCESS);
+    REQUIRE(api.cuStreamSynchronize(stream) == CUDA_SUCCESS);
+    check(sub, view, b);
   }
   api.cuGraphExecDestroy(exec);
   api.cuGraphDestroy(graph);
@@ -615,11 +581,10 @@ TEST_CASE("batch decode: a CUDA graph captured once replays correctly after new 
 }
 
 // Forces the persistent form (every plan of a 16-bit cache that does not cluster) with at most
-// `ctas` CTAs for wrappers created in this scope: static lists, or work stealing (`mode`
-// ops::kPersistentSteal).
+// `ctas` CTAs for wrappers created in this scope.
 struct ForcePersistent {
-  explicit ForcePersistent(int ctas, int mode = ops::kPersistentAlways) {
-    ops::SetDecodePersistentForTesting(mode, ctas);
+  explicit ForcePersistent(int ctas) {
+    ops::SetDecodePersistentForTesting(ops::kPersistentAlways, ctas);
   }
   ~ForcePersistent() { ops::SetDecodePersistentForTesting(-1, 0); }
 };
@@ -628,10 +593,10 @@ struct ForcePersistent {
 // with many short units each, a request split and merged by its last CTA inside the loop, empty
 // requests, RoPE, ALiBi, a window with sinks, head dim 64, two query tiles. (The graph case
 // forced onto a persistent grid follows it.)
-void ShortUnits(bool steal) {
+TEST_CASE("batch decode: persistent grid, short units and merges", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   {
-    ForcePersistent force(3, steal ? ops::kPersistentSteal : ops::kPersistentAlways);
+    ForcePersistent force(3);
     std::vector<BatchCase> cases;
     auto add = [&](std::vector<int> lens) { return AddCase(cases, 8, 2, std::move(lens)); };
     add({1500, 0, 1, 17, 64, 65, 200});  // the long one splits: merged inside the loop
@@ -650,21 +615,9 @@ void ShortUnits(bool steal) {
     }
     for (BatchCase c : cases) {
       c.expect_persistent = 3;
-      c.expect_steal = steal;
-      c.repeat = steal ? 2 : 0;
       RunBatch(c, rng);
     }
   }
-}
-
-TEST_CASE("batch decode: persistent grid, short units and merges", "[gpu][decode]") {
-  ShortUnits(false);
-}
-
-// The same on the work-stealing grid (3 CTAs claim the units from the counter; the small case
-// for compute-sanitizer), each batch run three times with identical bits.
-TEST_CASE("batch decode: work-stealing grid, short units and merges", "[gpu][decode]") {
-  ShortUnits(true);
 }
 
 TEST_CASE("batch decode: a CUDA graph replays correctly on a forced persistent grid",
@@ -674,27 +627,18 @@ TEST_CASE("batch decode: a CUDA graph replays correctly on a forced persistent g
   GraphReplay(rng, 5);
 }
 
-// Work stealing under a captured graph: every plan replayed three times, each checked against
-// the reference (the claim counter must be back at 0 after each launch).
-TEST_CASE("batch decode: a CUDA graph replays correctly on a forced work-stealing grid",
-          "[gpu][decode]") {
-  std::mt19937 rng(Seed());
-  ForcePersistent force(5, ops::kPersistentSteal);
-  GraphReplay(rng, 5, true, 3);
-}
-
 // The persistent grid: resident CTAs walk lists of (work item, head tile) units with one
 // pipeline across unit boundaries. Forced over ragged batches (lengths 0 .. 16384: empty
 // requests, single keys, page boundaries, long requests split and merged by their last CTA
 // inside the loop), on small grids (7 CTAs: dozens of units each, merges of many partials) and
 // at the resident capacity; every 16-bit head dim, page sizes 1/16/64, layouts, GQA 1/4/5/8/17,
 // the knobs, logits near -500000; each plan's header is checked to be persistent (fp8 never is).
-void RaggedPersistent(bool steal) {
+TEST_CASE("batch decode: persistent grid over ragged batches", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   auto sms = runtime::MultiprocessorCount(TestEngine(), 0);
   REQUIRE(sms.ok());
   for (int ctas : {7, 0}) {
-    ForcePersistent force(ctas, steal ? ops::kPersistentSteal : ops::kPersistentAlways);
+    ForcePersistent force(ctas);
     std::vector<BatchCase> cases;
     auto add = [&](std::vector<int> lens) { return AddCase(cases, 32, 8, std::move(lens)); };
     add(MixedLengths(24, 16384, 16, rng));
@@ -755,28 +699,14 @@ void RaggedPersistent(bool steal) {
       // At most `ctas` CTAs, else the resident capacity (SMs x CTAs per SM).
       c.expect_persistent =
           ctas > 0 ? ctas : *sms * ops::DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
-      c.expect_steal = steal;
-      c.repeat = steal ? 2 : 0;
       RunBatch(c, rng);
     }
     BatchCase fp8 = cases[0];  // fp8 KV keeps one CTA per unit
     fp8.kv_dtype = DType::kF8E4M3;
     fp8.lens = MixedLengths(10, 3000, 16, rng);
     fp8.expect_persistent = 0;
-    fp8.expect_steal = false;
-    fp8.repeat = 0;
     RunBatch(fp8, rng);
   }
-}
-
-TEST_CASE("batch decode: persistent grid over ragged batches", "[gpu][decode]") {
-  RaggedPersistent(false);
-}
-
-// The same batches on the work-stealing grid (7 CTAs: dozens of claims each, global merges
-// inside the loop; and the resident capacity), each run three times with identical bits.
-TEST_CASE("batch decode: work-stealing grid over ragged batches", "[gpu][decode]") {
-  RaggedPersistent(true);
 }
 
 }  // namespace

@@ -356,58 +356,5 @@ TEST_CASE("decode persistent plan assigns every unit once, balanced and determin
   CHECK_FALSE(ops::DefaultPersistent(264, 16, 264));
 }
 
-// The work-stealing plan: every (item, head tile) unit exactly once in one array, longest first
-// (the kv heads of an item side by side), no links, min(ctas, units) CTAs, deterministic.
-TEST_CASE("decode work-stealing plan orders every unit once, longest first", "[decode]") {
-  auto check = [](const std::vector<attention::DecodeWorkItem>& work, int heads, int ctas) {
-    const ops::DecodePersistentPlan a = ops::StealDecodeUnits(work, heads, ctas);
-    const ops::DecodePersistentPlan b = ops::StealDecodeUnits(work, heads, ctas);
-    const int64_t n_units = static_cast<int64_t>(work.size()) * heads;
-    INFO("items " << work.size() << " heads " << heads << " ctas " << ctas);
-    CHECK(a.ctas == std::min<int64_t>(ctas, n_units));
-    REQUIRE(static_cast<int64_t>(a.units.size()) == n_units);
-    REQUIRE(a.units.size() == b.units.size());
-    CHECK((a.units.empty() || std::memcmp(a.units.data(), b.units.data(),
-                                          a.units.size() * sizeof(attention::DecodeUnit)) == 0));
-    std::map<std::tuple<int, int, int, int>, int> seen;
-    for (size_t i = 0; i < a.units.size(); ++i) {
-      const attention::DecodeUnit& u = a.units[i];
-      CHECK(u.next == -1);
-      REQUIRE(u.head_tile >= 0);
-      REQUIRE(u.head_tile < heads);
-      CHECK(static_cast<int>(i % heads) == u.head_tile);  // heads of an item are neighbours
-      if (i > 0)
-        CHECK(a.units[i - 1].w.kv_end - a.units[i - 1].w.kv_start >= u.w.kv_end - u.w.kv_start);
-      ++seen[{u.w.request, u.w.kv_start, u.w.kv_end, u.head_tile}];
-    }
-    for (const auto& w : work)
-      for (int h = 0; h < heads; ++h) CHECK(seen[{w.request, w.kv_start, w.kv_end, h}] == 1);
-    CHECK(static_cast<int64_t>(seen.size()) == n_units);
-  };
-  ops::DecodeScheduleLimits limits;
-  limits.ctas_per_item = 8;
-  limits.slots = 264;
-  limits.max_items = ops::DecodeMaxItems(256, limits);
-  std::mt19937 rng(11);
-  std::vector<ops::DecodeRequest> ragged;
-  int32_t page = 0;
-  for (int i = 0; i < 40; ++i) {
-    const int len = i == 0 ? 0 : i == 1 ? 16384 : static_cast<int>(rng() % 16385);
-    ragged.push_back({page, len, 0});
-    page += (len + 15) / 16;
-  }
-  const auto rs = ops::BuildDecodeSchedule(ragged, limits);
-  CHECK(!rs.merge.empty());
-  // The schedule's items arrive longest first; a shuffled copy must come out sorted all the same.
-  std::vector<attention::DecodeWorkItem> shuffled = rs.work;
-  std::shuffle(shuffled.begin(), shuffled.end(), rng);
-  for (int ctas : {1, 7, 264, 100000}) {
-    check(rs.work, 8, ctas);
-    check(shuffled, 8, ctas);
-  }
-  check(rs.work, 3, 5);
-  check({}, 8, 264);
-}
-
 }  // namespace
 }  // namespace flashjit

@@ -47,9 +47,8 @@ std::string ShapeKey(const Shape& s) {
 
 // --shapes LIST: only these shapes, comma-separated: BxL (bf16), e4m3:BxL, sL (single decode).
 // --once: one call of each shape, no timing (for a profiler).
-// --persistent 0|1|2|auto: sets FLASHJIT_DECODE_PERSISTENT for this process (A/B of the persistent
-// grid: 0 = one CTA per (item, head tile), 1 = every plan that does not cluster, on static lists,
-// 2 = the same with work stealing, auto = default).
+// --persistent 0|1|auto: sets FLASHJIT_DECODE_PERSISTENT for this process (A/B of the persistent
+// grid: 0 = one CTA per (item, head tile), 1 = every plan that does not cluster, auto = default).
 struct Options {
   std::vector<std::string> shapes;
   bool once = false;

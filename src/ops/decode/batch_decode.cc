@@ -14,18 +14,16 @@ namespace flashjit {
 using ops::Present;
 
 // Workspace layout (fixed by the capacity, so that graph-mode pointers never move):
-//   [header: num_work, num_merge, persistent CTAs (0: not persistent), stolen units (0: static
-//   lists), the claim counter and the done counter of work stealing (zero after every launch),
-//   0, 0] [work items] [merge items] [merge counters: merge items x CTAs per item, zero after
-//   every launch] [units of a persistent plan: one per (work item, head tile) of the capacity]
-//   [partial lse] [partial o]
+//   [header: num_work, num_merge, persistent CTAs (0: not persistent), 0] [work items] [merge
+//   items] [merge counters: merge items x CTAs per item, zero after every launch] [units of a
+//   persistent plan: one per (work item, head tile) of the capacity] [partial lse] [partial o]
 struct BatchDecode::State {
   Engine* engine = nullptr;
   BatchDecodeConfig cfg;
   int q_tiles = 1;
   ops::DecodeScheduleLimits limits;
   int32_t cap_items = 0, cap_merge = 0, cap_units = 0;
-  size_t off_work = 32, off_merge = 0, off_count = 0, off_units = 0, off_plse = 0, off_po = 0,
+  size_t off_work = 16, off_merge = 0, off_count = 0, off_units = 0, off_plse = 0, off_po = 0,
          total = 0;
   // 16-bit KV (and, in graph mode, the forced mode): plans may take the persistent kernel.
   bool persistent_ok = false;
@@ -33,7 +31,6 @@ struct BatchDecode::State {
 
   bool planned = false;
   int32_t batch = 0, n_items = 0, n_merge = 0, cluster = 0, persistent_ctas = 0;
-  bool steal = false;  // the plan is a work-stealing one
   int64_t nnz = 0, max_page_id = -1;
   ops::DecodeSpec spec;
   const runtime::Kernel* kernel = nullptr;
@@ -95,11 +92,9 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   // persistent kernel spills (255 registers, one CTA per SM), so only a forced mode takes it.
   s->persistent_mode = ops::DecodePersistent();
   s->persistent_ok = DTypeBytes(c.kv_dtype) == 2 &&
-                     (c.head_dim <= 128 || s->persistent_mode == ops::kPersistentAlways ||
-                      s->persistent_mode == ops::kPersistentSteal) &&
+                     (c.head_dim <= 128 || s->persistent_mode == ops::kPersistentAlways) &&
                      s->persistent_mode != ops::kPersistentNever &&
-                     (!c.cuda_graph || s->persistent_mode == ops::kPersistentAlways ||
-                      s->persistent_mode == ops::kPersistentSteal);
+                     (!c.cuda_graph || s->persistent_mode == ops::kPersistentAlways);
   // Units: every (item, head tile) once; the kernel also reads the entry of each CTA of the
   // grid, at most cap_items x CTAs per item in graph mode.
   s->cap_units = s->persistent_ok ? s->cap_items * s->limits.ctas_per_item : 0;
@@ -196,17 +191,14 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   const int64_t longest_tiles = (longest + attention::kDecodeTileKV - 1) / attention::kDecodeTileKV;
   const bool persistent =
       s.persistent_ok && sched.cluster <= 1 && n_units > 0 &&
-      (s.persistent_mode == ops::kPersistentAlways || s.persistent_mode == ops::kPersistentSteal ||
+      (s.persistent_mode == ops::kPersistentAlways ||
        (!c.cuda_graph && ops::DefaultPersistent(n_units, longest_tiles, s.limits.slots)));
-  // Work stealing (forced by FLASHJIT_DECODE_PERSISTENT=2): the kernel's claim ring serves up
-  // to 4 pipeline stages.
-  const bool steal = persistent && spec.stages <= 4 && s.persistent_mode == ops::kPersistentSteal;
   ops::DecodePersistentPlan units;
   if (persistent) {
     const int max_ctas = ops::DecodePersistentMaxCtas();
-    const int ctas = max_ctas > 0 ? std::min(max_ctas, s.limits.slots) : s.limits.slots;
-    units = steal ? ops::StealDecodeUnits(sched.work, s.limits.ctas_per_item, ctas)
-                  : ops::AssignDecodeUnits(sched.work, s.limits.ctas_per_item, ctas);
+    units =
+        ops::AssignDecodeUnits(sched.work, s.limits.ctas_per_item,
+                               max_ctas > 0 ? std::min(max_ctas, s.limits.slots) : s.limits.slots);
     if (static_cast<int64_t>(units.units.size()) > s.cap_units)
       return Status::Internal(fmt::format("decode plan: {} units exceed the capacity {}",
                                           units.units.size(), s.cap_units));
@@ -214,15 +206,8 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   // Header, work and merge items, zeroed counters, and the units of a persistent plan.
   const size_t bytes = s.off_units + units.units.size() * sizeof(attention::DecodeUnit);
   s.staging.assign(bytes, 0);
-  const int32_t header[8] = {static_cast<int32_t>(sched.work.size()),
-                             static_cast<int32_t>(sched.merge.size()),
-                             units.ctas,
-                             steal ? static_cast<int32_t>(units.units.size()) : 0,
-                             0,
-                             0,
-                             0,
-                             0};
-  static_assert(sizeof(header) <= 32, "the header ends where the work items start");
+  const int32_t header[4] = {static_cast<int32_t>(sched.work.size()),
+                             static_cast<int32_t>(sched.merge.size()), units.ctas, 0};
   std::memcpy(s.staging.data(), header, sizeof(header));
   if (!units.units.empty())
     std::memcpy(s.staging.data() + s.off_units, units.units.data(),
@@ -239,7 +224,6 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   s.n_merge = header[1];
   s.cluster = sched.cluster;
   s.persistent_ctas = units.ctas;
-  s.steal = steal;
   s.nnz = nnz;
   s.max_page_id = max_page;
   s.spec = spec;
@@ -327,7 +311,6 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   if (s.persistent_ok) {
     p.persistent_ctas = reinterpret_cast<const int32_t*>(s.workspace) + 2;
     p.units = reinterpret_cast<const attention::DecodeUnit*>(s.workspace + s.off_units);
-    p.steal = reinterpret_cast<int32_t*>(s.workspace) + 4;
   }
   p.q_stride_b = q.strides[0];
   p.q_stride_h = q.strides[1];
@@ -364,12 +347,8 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   // beyond the current plan's count (read from the workspace) exit.
   const int persistent_grid =
       c.cuda_graph ? (s.persistent_ok ? s.limits.slots : 0) : s.persistent_ctas;
-  // Graph mode: the forced mode decides every plan's form (the variant, hence the stage count,
-  // is fixed), so the captured entry serves them all.
-  const bool steal_entry =
-      c.cuda_graph ? s.persistent_mode == ops::kPersistentSteal && s.spec.stages <= 4 : s.steal;
   return LaunchDecode(*s.kernel, s.spec, p, grid, mp, 0, static_cast<CUstream>(stream),
-                      persistent_grid, steal_entry);
+                      persistent_grid);
 }
 
 Status SplitKVCache(const TensorView& cache, TensorView* k_cache, TensorView* v_cache) {

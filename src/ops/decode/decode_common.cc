@@ -151,7 +151,7 @@ std::atomic<int> g_persistent_test_mode{-1}, g_persistent_test_ctas{0};
 }  // namespace
 
 void SetDecodePersistentForTesting(int mode, int max_ctas) {
-  g_persistent_test_mode.store(mode < 0 ? -1 : std::min(mode, 3));
+  g_persistent_test_mode.store(mode < 0 ? -1 : std::min(mode, 2));
   g_persistent_test_ctas.store(mode < 0 ? 0 : std::max(0, max_ctas));
 }
 
@@ -164,7 +164,6 @@ DecodePersistentMode DecodePersistent() {
     const char* v = std::getenv("FLASHJIT_DECODE_PERSISTENT");
     if (v && std::strcmp(v, "0") == 0) return kPersistentNever;
     if (v && std::strcmp(v, "1") == 0) return kPersistentAlways;
-    if (v && std::strcmp(v, "2") == 0) return kPersistentSteal;
     return kPersistentAuto;
   }();
   return kMode;
@@ -173,7 +172,7 @@ DecodePersistentMode DecodePersistent() {
 Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
                     const attention::DecodeParams& p, int grid_items,
                     const attention::DecodeMergeParams& mp, int merge_items, CUstream stream,
-                    int persistent_ctas, bool steal) {
+                    int persistent_ctas) {
   // Head-major order: the CTAs of one work item (one per kv head) are neighbours in the grid, so
   // they start together and read each page's rows of all heads at about the same time.
   const int64_t head_tiles = int64_t(p.num_kv_heads) * p.q_tiles;
@@ -181,9 +180,9 @@ Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
   runtime::LaunchConfig cfg;
   cfg.block_x = attention::kDecodeThreads;
   cfg.dynamic_smem = static_cast<uint32_t>(DecodeSmemBytes(spec));
-  if (persistent_ctas > 0) {  // entry 2 / 3: the persistent grid, static / stealing (no merge)
+  if (persistent_ctas > 0) {  // entry 2: the persistent grid (no merge launch)
     cfg.grid_x = static_cast<uint32_t>(persistent_ctas);
-    return kernel.Launch(steal ? 3 : 2, cfg, &p, stream);
+    return kernel.Launch(2, cfg, &p, stream);
   }
   lp.head_major =
       (p.cluster > 1 || DecodeHeadMajor()) && int64_t(grid_items) * head_tiles <= 0x7fffffff;

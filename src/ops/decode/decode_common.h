@@ -37,15 +37,9 @@ bool DecodeHeadMajor();
 int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_bytes);
 
 // Which plans of a 16-bit KV cache run on a persistent grid (DecodeParams::units). Tuning knob
-// FLASHJIT_DECODE_PERSISTENT: 0 = never, 1 = every plan that does not cluster, on static
-// per-CTA lists, 2 = every such plan, work stealing (for A/B and tests); unset = kPersistentAuto
-// (see BatchDecode::Plan).
-enum DecodePersistentMode {
-  kPersistentNever = 0,
-  kPersistentAlways = 1,
-  kPersistentAuto = 2,
-  kPersistentSteal = 3,
-};
+// FLASHJIT_DECODE_PERSISTENT: 0 = never, 1 = every plan that does not cluster (for A/B and
+// tests); unset = kPersistentAuto (see BatchDecode::Plan).
+enum DecodePersistentMode { kPersistentNever = 0, kPersistentAlways = 1, kPersistentAuto = 2 };
 DecodePersistentMode DecodePersistent();
 // The most CTAs a persistent plan uses (0: the resident capacity, SMs x CTAs per SM).
 int DecodePersistentMaxCtas();
@@ -54,12 +48,11 @@ int DecodePersistentMaxCtas();
 void SetDecodePersistentForTesting(int mode, int max_ctas);
 
 // Launches the attention kernel over `grid_items` work items and, when `merge_items` > 0, the
-// merge kernel; or (persistent_ctas > 0) the persistent kernel on that many CTAs, nothing else
-// (`steal`: its work-stealing entry).
+// merge kernel; or (persistent_ctas > 0) the persistent kernel on that many CTAs, nothing else.
 // p.cluster > 1: clusters of p.cluster CTAs in the order DecodeParams describes.
 Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
                     const attention::DecodeParams& p, int grid_items,
                     const attention::DecodeMergeParams& mp, int merge_items, CUstream stream,
-                    int persistent_ctas = 0, bool steal = false);
+                    int persistent_ctas = 0);
 
 }  // namespace flashjit::ops

@@ -43,15 +43,12 @@ const spec::OpFamily* DecodeFamily() {
                         s["stages"].get<int>(), smem));
       return Status::Ok();
     };
-    f.entries = {
-        {"flashjit_decode", "flashjit::attention::decode_attention",
-         "flashjit::attention::DecodeParams", "Variant::kThreads"},
-        {"flashjit_decode_merge", "flashjit::attention::decode_merge",
-         "flashjit::attention::DecodeMergeParams", "Variant::kThreads"},
-        {"flashjit_decode_persistent", "flashjit::attention::decode_persistent",
-         "flashjit::attention::DecodeParams", "Variant::kThreads"},
-        {"flashjit_decode_persistent_steal", "flashjit::attention::decode_persistent_steal",
-         "flashjit::attention::DecodeParams", "Variant::kThreads"}};
+    f.entries = {{"flashjit_decode", "flashjit::attention::decode_attention",
+                  "flashjit::attention::DecodeParams", "Variant::kThreads"},
+                 {"flashjit_decode_merge", "flashjit::attention::decode_merge",
+                  "flashjit::attention::DecodeMergeParams", "Variant::kThreads"},
+                 {"flashjit_decode_persistent", "flashjit::attention::decode_persistent",
+                  "flashjit::attention::DecodeParams", "Variant::kThreads"}};
     f.variant_body = [](const spec::Json& s) {
       return fmt::format(
           "  using DTypeQ = {};\n  using DTypeKV = {};\n  static constexpr int kThreads = 128;\n"

@@ -184,30 +184,6 @@ DecodePersistentPlan AssignDecodeUnits(const std::vector<attention::DecodeWorkIt
   return plan;
 }
 
-DecodePersistentPlan StealDecodeUnits(const std::vector<attention::DecodeWorkItem>& work,
-                                      int ctas_per_item, int ctas) {
-  DecodePersistentPlan plan;
-  const int heads = std::max(1, ctas_per_item);
-  const int64_t n_units = static_cast<int64_t>(work.size()) * heads;
-  plan.ctas = static_cast<int32_t>(std::min<int64_t>(std::max(1, ctas), n_units));
-  if (n_units == 0) return plan;
-  std::vector<int64_t> order(work.size());
-  for (size_t i = 0; i < work.size(); ++i) order[i] = static_cast<int64_t>(i);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return work[a].kv_end - work[a].kv_start > work[b].kv_end - work[b].kv_start;
-  });
-  plan.units.reserve(n_units);
-  for (int64_t i : order)
-    for (int h = 0; h < heads; ++h) {
-      attention::DecodeUnit u = {};
-      u.w = work[i];
-      u.head_tile = h;
-      u.next = -1;
-      plan.units.push_back(u);
-    }
-  return plan;
-}
-
 bool DefaultPersistent(int64_t units, int64_t longest_unit_tiles, int slots) {
   return units > slots && units <= 2 * int64_t(slots) && longest_unit_tiles <= 32;
 }

@@ -77,13 +77,6 @@ struct DecodePersistentPlan {
 DecodePersistentPlan AssignDecodeUnits(const std::vector<attention::DecodeWorkItem>& work,
                                        int ctas_per_item, int ctas);
 
-// A work-stealing persistent plan: the units of `work` (items x ctas_per_item head tiles) in one
-// array, longest first (ties: the work's order, head tiles inner, so the kv heads of an item are
-// neighbours), `next` -1; ctas = min(ctas, units). CTA c starts with unit c and claims the
-// others in array order from a counter on the device, so the dynamic order balances the tail.
-DecodePersistentPlan StealDecodeUnits(const std::vector<attention::DecodeWorkItem>& work,
-                                      int ctas_per_item, int ctas);
-
 // Whether the default (FLASHJIT_DECODE_PERSISTENT unset) runs a plan on the persistent grid:
 // more units than `slots` resident CTAs but at most two per CTA, none longer than 32 tiles (2048
 // keys). Measured on the H200 (session 6, bf16 32/8 heads, D 128, b2b): B=64 L=1k (512 units of
