@@ -7,6 +7,7 @@
 #pragma once
 
 #include "common/config.cuh"
+#include "common/fast_div.cuh"
 
 namespace flashjit::attention {
 
@@ -48,29 +49,6 @@ struct DecodeUnit {
   int32_t pad_[2];
 };
 static_assert(sizeof(DecodeUnit) == 48, "DecodeUnit layout is shared with the host");
-
-// n / d for 0 <= n < 2^31 by a multiply and a shift (d >= 1, set on the host).
-struct FastDivisor {
-  uint64_t mul;
-  uint32_t shift;
-  uint32_t divisor;
-};
-
-FLASHJIT_HD inline FastDivisor MakeFastDivisor(uint32_t d) {
-  // mul = ceil(2^(31+l) / d) with l = ceil(log2 d): exact for every n < 2^31.
-  uint32_t l = 0;
-  while ((1ull << l) < d) ++l;
-  const uint64_t k = 31 + l;
-  FastDivisor f;
-  f.mul = ((1ull << k) + d - 1) / d;
-  f.shift = static_cast<uint32_t>(k);
-  f.divisor = d;
-  return f;
-}
-
-FLASHJIT_HD inline uint32_t FastDiv(uint32_t n, const FastDivisor& f) {
-  return static_cast<uint32_t>((static_cast<uint64_t>(n) * f.mul) >> f.shift);
-}
 
 struct DecodeParams {
   const void* q;               // [B, Hq, D]
