@@ -62,7 +62,9 @@ skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench cascade-ab torch pyth
     echo "gpu tests exit: $?"
   else
     cases=$(mktemp -d)
-    "$stage/flashjit_gpu_tests" --list-test-names-only | grep -v '^GPU tests: seed' | grep . >"$cases/names"
+    # (the listing also carries the test binary's own seed and engine lines)
+    "$stage/flashjit_gpu_tests" --list-test-names-only | grep -vE '^(GPU tests: seed|engine: )' |
+      grep . >"$cases/names"
     # Case i is line i of names; the cases known to take 10 s or more start first.
     slow='exact|ragged|16k tokens|mixed lengths|every swept|fp8 KV|dtypes and head dims'
     { grep -nE "$slow" "$cases/names"; grep -nvE "$slow" "$cases/names"; } | cut -d: -f1 >"$cases/order"
