@@ -5,7 +5,6 @@
 #include <fmt/format.h>
 
 #include <stdexcept>
-#include <string>
 #include <vector>
 
 #include "tools/bench/bench_util.h"
@@ -20,9 +19,6 @@ void Check(const Status& s) {
 
 // n states of [seq, heads, d] bf16 merged: n = 2 through merge_state (separate tensors),
 // otherwise merge_states over one stacked [seq, n, heads, d] tensor.
-// --once: one call of each shape, no timing (for a profiler).
-bool g_once = false;
-
 void Bench(Engine& engine, int64_t seq, int n, int64_t heads, int64_t d) {
   const DType dt = DType::kBF16;
   const size_t v_bytes = seq * heads * d * 2, s_bytes = seq * heads * 4;
@@ -59,10 +55,6 @@ void Bench(Engine& engine, int64_t seq, int n, int64_t heads, int64_t d) {
                         TensorView::Contiguous(set.s, DType::kF32, {seq, n, heads}), vo, so));
     }
   };
-  if (g_once) {
-    run(0);
-    return;
-  }
   const double us = bench::MedianMicros(run);
   const double b2b = bench::BackToBackMicros(run);
   bench::Report(n == 2 ? "merge_state" : "merge_states",
@@ -74,14 +66,13 @@ void Bench(Engine& engine, int64_t seq, int n, int64_t heads, int64_t d) {
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
-  for (int i = 1; i < argc; ++i) g_once |= std::string(argv[i]) == "--once";
   for (int64_t seq : {1, 64, 2048, 16384}) Bench(engine, seq, 2, 32, 128);
   Bench(engine, 16384, 2, 32, 256);
   for (int n : {4, 16}) Bench(engine, 2048, n, 32, 128);
   Bench(engine, 64, 16, 32, 128);
   // The ceiling of ordinary loads and stores: the driver's copy of merge_state seq 16384's bytes
   // (2 x 134.2 MB of v read, 134.2 MB written; the log-sum-exps are 1.5 % of the bytes).
-  if (!bench::DryRun() && !g_once) {
+  if (!bench::DryRun() && !bench::Once()) {
     const size_t half = size_t{3} * 16384 * 32 * 128 * 2 / 2;
     bench::ReportDeviceCopy(bench::DeviceAlloc(half), bench::DeviceAlloc(half), half,
                             "merge_state seq 16384's v bytes (402.7 MB moved)");

@@ -46,12 +46,11 @@ std::string ShapeKey(const Shape& s) {
 }
 
 // --shapes LIST: only these shapes, comma-separated: BxL (bf16), e4m3:BxL, sL (single decode).
-// --once: one call of each shape, no timing (for a profiler).
+// --once (bench_util): one call of each shape, no timing (for a profiler).
 // --persistent 0|1|auto: sets FLASHJIT_DECODE_PERSISTENT for this process (A/B of the persistent
 // grid: 0 = one CTA per (item, head tile), 1 = every plan that does not cluster, auto = default).
 struct Options {
   std::vector<std::string> shapes;
-  bool once = false;
   bool Wants(const std::string& key) const {
     return shapes.empty() || std::find(shapes.begin(), shapes.end(), key) != shapes.end();
   }
@@ -60,7 +59,6 @@ struct Options {
 Options ParseOptions(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--once")) o.once = true;
     if (!std::strcmp(argv[i], "--persistent") && i + 1 < argc) {
       const std::string v = argv[++i];
       if (v == "auto")
@@ -80,16 +78,8 @@ Options ParseOptions(int argc, char** argv) {
   return o;
 }
 
-// Median of synced calls and the back-to-back figure, or (--once) one call and zeros.
-std::pair<double, double> Time(const Options& o, const std::function<void(int)>& run) {
-  if (o.once && !bench::DryRun()) {
-    run(0);
-    auto d = runtime::Driver();
-    Check(d.status());
-    if (CUresult rc = (*d)->cuCtxSynchronize(); rc != CUDA_SUCCESS)
-      Check(runtime::CudaStatus(rc, "decode"));
-    return {0.0, 0.0};
-  }
+// Median of synced calls and the back-to-back figure (zeros with --once).
+std::pair<double, double> Time(const std::function<void(int)>& run) {
   return {bench::MedianMicros(run, 30, 5), bench::BackToBackMicros(run, 30)};
 }
 
@@ -167,7 +157,7 @@ int main(int argc, char** argv) {
                       TensorView::Contiguous(tables[c], DType::kI32, {pages}),
                       TensorView::Contiguous(outs[c], DType::kBF16, {s.b, hq, d})));
     };
-    const auto [us, b2b] = Time(opt, run);
+    const auto [us, b2b] = Time(run);
     bench::Report("decode",
                   fmt::format("{} B={} L={}", s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len),
                   us, double(kv_bytes), 0,
@@ -193,7 +183,7 @@ int main(int argc, char** argv) {
                          TensorView::Contiguous(out, DType::kBF16, {hq, d}), {}, KVLayout::kNHD, {},
                          sws, wsb));
     };
-    const auto [us, b2b] = Time(opt, run);
+    const auto [us, b2b] = Time(run);
     bench::Report("single_decode", fmt::format("bf16 L={}", len), us, double(kv_elems) * 4, 0,
                   bench::BackToBackNote(b2b, double(kv_elems) * 4));
   }

@@ -16,6 +16,7 @@ namespace flashjit::bench {
 namespace {
 
 bool g_dry = false;
+bool g_once = false;
 std::vector<void*> g_allocs;
 
 const runtime::DriverApi& Api() {
@@ -28,10 +29,13 @@ const runtime::DriverApi& Api() {
 }  // namespace
 
 bool DryRun() { return g_dry; }
+bool Once() { return g_once; }
 
 Engine& Setup(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i)
+  for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--dry-run")) g_dry = true;
+    if (!std::strcmp(argv[i], "--once")) g_once = true;
+  }
   if (const char* v = std::getenv("FLASHJIT_DRY_RUN"); v && !std::strcmp(v, "1")) g_dry = true;
   if (g_dry) {
     setenv("FLASHJIT_DRY_RUN", "1", 1);
@@ -51,6 +55,12 @@ double MedianMicros(const std::function<void(int)>& fn, int iters, int warmup) {
     return 0;
   }
   const auto& d = Api();
+  if (g_once) {
+    fn(0);
+    if (CUresult rc = d.cuCtxSynchronize(); rc != CUDA_SUCCESS)
+      throw std::runtime_error(runtime::CudaStatus(rc, "benchmark kernel").ToString());
+    return 0;
+  }
   for (int i = 0; i < warmup; ++i) fn(i);
   CUevent start, stop;
   d.cuEventCreate(&start, CU_EVENT_DEFAULT);
@@ -74,7 +84,7 @@ double MedianMicros(const std::function<void(int)>& fn, int iters, int warmup) {
 }
 
 double BackToBackMicros(const std::function<void(int)>& fn, int iters) {
-  if (g_dry) return 0;
+  if (g_dry || g_once) return 0;
   const auto& d = Api();
   for (int i = 0; i < 5; ++i) fn(i);
   CUevent start, stop;
@@ -100,7 +110,7 @@ std::string BackToBackNote(double micros, double bytes) {
 
 void ReportDeviceCopy(const void* src, void* dst, size_t bytes, const std::string& what) {
   using CopyFn = CUresult (*)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
-  if (g_dry) return;
+  if (g_dry || g_once) return;
   // The driver table (src/runtime/driver.h) has no device-to-device copy: take it from libcuda.
   static CopyFn copy = [] {
     void* lib = dlopen("libcuda.so.1", RTLD_NOW);

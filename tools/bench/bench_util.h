@@ -3,6 +3,8 @@
 //
 // `--dry-run` (or FLASHJIT_DRY_RUN=1 with FLASHJIT_ARCH): build every kernel a benchmark uses
 // into the cache and time nothing, so that the GPU run compiles nothing.
+// `--once`: one call of each timed shape and no timing (figures print as 0), for a profiler:
+// under `ncu -k <kernel> --launch-skip N --launch-count 1` launch N is the N-th shape's.
 #pragma once
 
 #include <flashjit/engine.h>
@@ -13,19 +15,21 @@
 
 namespace flashjit::bench {
 
-// Parses --dry-run, sets up the environment and returns the engine.
+// Parses --dry-run and --once, sets up the environment and returns the engine.
 Engine& Setup(int argc, char** argv);
 bool DryRun();
+bool Once();
 
 // Median time in microseconds of `fn(i)` (i = iteration, for rotating inputs), timed with CUDA
-// events around each call after `warmup` calls. In dry run, calls fn(0) once and returns 0.
+// events around each call after `warmup` calls. In dry run, calls fn(0) once and returns 0; with
+// --once, calls fn(0) once, waits for it and returns 0.
 double MedianMicros(const std::function<void(int)>& fn, int iters = 50, int warmup = 5);
 
 // GPU time per call of `iters` calls of `fn(i)` enqueued back to back (events around the whole
 // batch, one sync): each call's host enqueue hides behind the previous kernel, so for kernels
 // longer than the enqueue this is the kernel's own time, as a CUDA graph replay would see it.
 // MedianMicros syncs after every call, so its figure also holds the host enqueue (4-6 µs).
-// Returns 0 in dry run.
+// Returns 0 in dry run and with --once (no call).
 double BackToBackMicros(const std::function<void(int)>& fn, int iters = 50);
 
 // " | back-to-back X us Y TB/s": the note benchmarks append beside a MedianMicros figure.
@@ -39,7 +43,7 @@ void Report(const std::string& bench, const std::string& shape, double micros, d
 // `src` to `dst` both ways (MedianMicros and BackToBackMicros) and reports it as a "device_copy"
 // row named `what`, with 2 x bytes moved: the ceiling of plain loads and stores for an op that
 // reads and writes `bytes`. Prints a line and times nothing where libcuda lacks the entry point;
-// nothing in dry run.
+// nothing in dry run or with --once.
 void ReportDeviceCopy(const void* src, void* dst, size_t bytes, const std::string& what);
 
 void* DeviceAlloc(size_t bytes);  // random-filled device memory (never zeros); freed at exit
