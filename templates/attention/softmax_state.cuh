@@ -8,10 +8,10 @@
 #pragma once
 
 #include "common/config.cuh"
+#include "common/float_consts.cuh"
 
 namespace flashjit::attention {
 
-FLASHJIT_DEVICE float NegInf() { return -__int_as_float(0x7f800000); }
 constexpr float kLog2e = 1.4426950408889634f;
 
 // The maximum to subtract: m itself, or 0 while no valid key was seen (then every score is -inf

@@ -11,12 +11,10 @@
 #pragma once
 
 #include "cascade/merge_params.cuh"
+#include "common/float_consts.cuh"
 #include "common/vec.cuh"
 
 namespace flashjit::cascade {
-
-FLASHJIT_DEVICE float Infinity() { return __int_as_float(0x7f800000); }
-FLASHJIT_DEVICE float QuietNaN() { return __int_as_float(0x7fc00000); }
 
 // State t of the row (seq, head), counting src[0]'s states first.
 struct StateRef {

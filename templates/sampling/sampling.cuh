@@ -8,6 +8,7 @@
 // stamps into SamplingParams::stamps, benchmarks only).
 #pragma once
 
+#include "common/float_consts.cuh"
 #include "sampling/philox.cuh"
 #include "sampling/pick.cuh"
 #include "sampling/radix_select.cuh"
@@ -57,7 +58,7 @@ FLASHJIT_DEVICE RowStats StatsPass(const SliceView<V, Src>& src, uint32_t floor_
 template <class V>
 FLASHJIT_DEVICE float LogitMax(const SliceView<V, LogitKeyRow<V>>& src, bool* bad_out,
                                BlockScratch& s, ClusterSlots& cs) {
-  float mx = -__int_as_float(0x7f800000);
+  float mx = NegInf();
   bool bad = false;
   ForEachVec(src, [&](int64_t, const typename LogitKeyRow<V>::Raw& r) {
 #pragma unroll
@@ -319,7 +320,7 @@ __device__ void sample_rows(const SamplingParams& p) {
     {
       const SliceView<V, LogitKeyRow<V>> all = {keys.src,   begin,           end,
                                                 keys.cache, keys.cache_vecs, &filling};
-      const float neg_inf = -__int_as_float(0x7f800000);
+      const float neg_inf = NegInf();
       ForEachVec(all, [&](int64_t e, const Raw& r) {
         uint32_t kk[V::kVec];
         bool b = false;
