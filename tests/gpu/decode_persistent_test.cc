@@ -1,0 +1,269 @@
+// BatchDecode on the persistent grid and under CUDA graph replay, against the fp64 reference:
+// a graph captured once replays after new plans (also on a forced persistent grid), short units
+// and merges inside the loop, ragged batches of 0..16384 keys on forced small grids.
+#include <algorithm>
+#include <numeric>
+
+#include "src/ops/decode/decode_common.h"
+#include "src/ops/decode/decode_schedule.h"
+#include "src/ops/decode/decode_spec.h"
+#include "src/runtime/copy.h"
+#include "src/runtime/driver.h"
+#include "tests/gpu/decode_batch_util.h"
+
+namespace flashjit::test {
+namespace {
+
+// A CUDA graph captured once replays correctly after plans of other lengths and batch sizes
+// (with `forced_ctas` > 0: under a forced persistent grid of at most that many CTAs).
+void GraphReplay(std::mt19937& rng, int forced_ctas) {
+  BatchCase c;
+  c.num_qo_heads = 16;
+  c.num_kv_heads = 4;
+  const int max_b = 16;
+  c.lens = MixedLengths(max_b, 6000, 16, rng);
+  PagedCache pc = BuildCache(c, rng);  // the cache of the largest batch; plans use prefixes
+  const int hq = c.num_qo_heads, d = c.head_dim;
+  std::vector<float> q = RandomNormal(int64_t(max_b) * hq * d, rng);
+  std::vector<double> qd;
+  DeviceBuffer dq = Upload16(c.q_dtype, q, &qd), dout(int64_t(max_b) * hq * d * 2),
+               dlse(max_b * hq * 4);
+  BatchDecodeConfig cfg;
+  cfg.num_qo_heads = hq;
+  cfg.num_kv_heads = c.num_kv_heads;
+  cfg.head_dim = d;
+  cfg.page_size = c.page_size;
+  cfg.max_batch_size = max_b;
+  cfg.cuda_graph = true;
+  auto wrapper = BatchDecode::Create(TestEngine(), cfg);
+  REQUIRE(wrapper.ok());
+  BatchDecode& w = **wrapper;
+  DeviceBuffer ws(w.WorkspaceBytes());
+  TensorView tk, tv;
+  CacheViews(c, pc, &tk, &tv);
+  const TensorView tq = TensorView::Contiguous(dq.data(), c.q_dtype, {max_b, hq, d});
+  const TensorView tout = TensorView::Contiguous(dout.data(), c.q_dtype, {max_b, hq, d});
+  const TensorView tlse = TensorView::Contiguous(dlse.data(), DType::kF32, {max_b, hq});
+  const TensorView tidx = TensorView::Contiguous(pc.indices.data(), DType::kI32,
+                                                 {static_cast<int64_t>(pc.page_ids.size())});
+  // A plan beyond the fixed limits is refused.
+  std::vector<int32_t> big_indptr(max_b + 2, 0), big_last(max_b + 1, 0);
+  Status refused = w.Plan(big_indptr.data(), big_last.data(), max_b + 1, {}, ws.data(), ws.bytes());
+  CHECK(refused.code() == StatusCode::kInvalidArgument);
+
+  // Plans for a prefix of the batch: lengths are cut so that each plan schedules differently.
+  CUstream plan_stream = nullptr;
+  auto plan = [&](int b, int cut) {
+    BatchCase sub = c;
+    sub.lens.resize(b);
+    std::vector<int32_t> indptr(pc.indptr.begin(), pc.indptr.begin() + b + 1);
+    std::vector<int32_t> last(std::max(b, 0));  // b >= 0; the max quiets GCC's size warning
+    for (int r = 0; r < b; ++r) {
+      sub.lens[r] = std::min(c.lens[r], cut);
+      const int pages = (sub.lens[r] + c.page_size - 1) / c.page_size;
+      indptr[r + 1] = indptr[r] + pages;
+      last[r] = pages ? sub.lens[r] - (pages - 1) * c.page_size : 0;
+    }
+    // The prefix keeps each request's first pages: rebuild page ids in the same order.
+    PagedCache view;
+    view.indptr = indptr;
+    view.page_ids.clear();
+    for (int r = 0; r < b; ++r)
+      for (int p = 0; p < indptr[r + 1] - indptr[r]; ++p)
+        view.page_ids.push_back(pc.page_ids[pc.indptr[r] + p]);
+    Status s = w.Plan(indptr.data(), last.data(), b, {}, ws.data(), ws.bytes(), plan_stream);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+    return std::make_pair(sub, std::move(view));
+  };
+  auto check = [&](const BatchCase& sub, PagedCache& view, int b) {
+    view.host_k = pc.host_k;
+    view.host_v = pc.host_v;
+    std::vector<double> ref_out, ref_lse;
+    std::vector<double> qb(qd.begin(), qd.begin() + int64_t(b) * hq * d);
+    Reference(sub, view, qb, nullptr, {}, &ref_out, &ref_lse);
+    std::vector<float> out = Download16(c.q_dtype, dout, int64_t(b) * hq * d);
+    std::vector<float> lse = DownloadF32(dlse, int64_t(b) * hq);
+    CheckDecode(out, ref_out, &lse, ref_lse, OutTolerance(c.q_dtype, false, false),
+                "graph " + Describe(sub));
+  };
+  // The kv_indices a plan's prefix uses must sit where its indptr points: upload per plan.
+  auto upload_indices = [&](const PagedCache& view) {
+    if (!view.page_ids.empty()) pc.indices.Upload(view.page_ids.data(), view.page_ids.size() * 4);
+  };
+
+  auto [sub1, view1] = plan(12, 6000);
+  upload_indices(view1);
+  REQUIRE(w.Run(tq, tk, tv, tidx, tout, tlse).ok());  // warm-up outside the capture
+  if (DryRun()) return;
+  Synchronize();
+  const runtime::DriverApi& api = **runtime::Driver();
+  CUstream stream;
+  REQUIRE(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  plan_stream = stream;
+  REQUIRE(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
+  Status captured = w.Run(tq, tk, tv, tidx, tout, tlse, stream);
+  CUgraph graph;
+  REQUIRE(api.cuStreamEndCapture(stream, &graph) == CUDA_SUCCESS);
+  REQUIRE(captured.ok());
+  CUgraphExec exec;
+  REQUIRE(api.cuGraphInstantiate(&exec, graph, 0) == CUDA_SUCCESS);
+  for (auto [b, cut] : {std::pair{12, 6000}, {16, 300}, {5, 6000}, {16, 100000}}) {
+    auto [sub, view] = plan(b, cut);
+    upload_indices(view);
+    if (forced_ctas > 0) {  // the replayed launch runs the persistent form
+      Synchronize();
+      int32_t header[4];
+      ws.Download(header, sizeof(header));
+      INFO("graph plan B=" << b << " cut " << cut << ": persistent CTAs " << header[2]);
+      CHECK(header[2] == std::min(forced_ctas, header[0] * c.num_kv_heads));
+    }
+    dout.Fill(0xFF);
+    dlse.Fill(0xFF);
+    Synchronize();
+    REQUIRE(api.cuGraphLaunch(exec, stream) == CUDA_SUCCESS);
+    REQUIRE(api.cuStreamSynchronize(stream) == CUDA_SUCCESS);
+    check(sub, view, b);
+  }
+  api.cuGraphExecDestroy(exec);
+  api.cuGraphDestroy(graph);
+  api.cuStreamDestroy(stream);
+}
+
+TEST_CASE("batch decode: a CUDA graph captured once replays correctly after new plans",
+          "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  GraphReplay(rng, 0);
+}
+
+// Forces the persistent form (every plan of a 16-bit cache that does not cluster) with at most
+// `ctas` CTAs for wrappers created in this scope.
+struct ForcePersistent {
+  explicit ForcePersistent(int ctas) {
+    ops::SetDecodePersistentForTesting(ops::kPersistentAlways, ctas);
+  }
+  ~ForcePersistent() { ops::SetDecodePersistentForTesting(-1, 0); }
+};
+
+// The persistent grid on small batches (short enough for compute-sanitizer racecheck): 3 CTAs
+// with many short units each, a request split and merged by its last CTA inside the loop, empty
+// requests, RoPE, ALiBi, a window with sinks, head dim 64, two query tiles. (The graph case
+// forced onto a persistent grid follows it.)
+TEST_CASE("batch decode: persistent grid, short units and merges", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  {
+    ForcePersistent force(3);
+    std::vector<BatchCase> cases;
+    auto add = [&](std::vector<int> lens) { return AddCase(cases, 8, 2, std::move(lens)); };
+    add({1500, 0, 1, 17, 64, 65, 200});  // the long one splits: merged inside the loop
+    add({300, 129, 0})->options.rope = true;
+    add({250, 100, 33})->options.alibi = true;
+    {
+      BatchCase* c = add({700, 90, 5});
+      c->options.window_left = 100;
+      c->sinks = true;
+      c->q_dtype = c->kv_dtype = DType::kF16;
+    }
+    add({400, 64, 3})->head_dim = 64;
+    {
+      BatchCase* c = add({300, 20});
+      c->num_qo_heads = 34;  // group 17
+    }
+    for (BatchCase c : cases) {
+      c.expect_persistent = 3;
+      RunBatch(c, rng);
+    }
+  }
+}
+
+TEST_CASE("batch decode: a CUDA graph replays correctly on a forced persistent grid",
+          "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  ForcePersistent force(5);
+  GraphReplay(rng, 5);
+}
+
+// The persistent grid: resident CTAs walk lists of (work item, head tile) units with one
+// pipeline across unit boundaries. Forced over ragged batches (lengths 0 .. 16384: empty
+// requests, single keys, page boundaries, long requests split and merged by their last CTA
+// inside the loop), on small grids (7 CTAs: dozens of units each, merges of many partials) and
+// at the resident capacity; every 16-bit head dim, page sizes 1/16/64, layouts, GQA 1/4/5/8/17,
+// the knobs, logits near -500000; each plan's header is checked to be persistent (fp8 never is).
+TEST_CASE("batch decode: persistent grid over ragged batches", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  auto sms = runtime::MultiprocessorCount(TestEngine(), 0);
+  REQUIRE(sms.ok());
+  for (int ctas : {7, 0}) {
+    ForcePersistent force(ctas);
+    std::vector<BatchCase> cases;
+    auto add = [&](std::vector<int> lens) { return AddCase(cases, 32, 8, std::move(lens)); };
+    add(MixedLengths(24, 16384, 16, rng));
+    add({16384, 0, 1, 5000, 64, 65, 0});
+    {
+      BatchCase* c = add(MixedLengths(9, 3000, 1, rng));
+      c->num_qo_heads = c->num_kv_heads = 4;
+      c->page_size = 1;
+    }
+    {
+      BatchCase* c = add(MixedLengths(20, 5000, 64, rng));
+      c->num_qo_heads = 16;
+      c->num_kv_heads = 2;
+      c->page_size = 64;
+      c->layout = KVLayout::kHND;
+      c->combined = false;
+    }
+    {
+      BatchCase* c = add(MixedLengths(12, 4000, 16, rng));
+      c->q_dtype = c->kv_dtype = DType::kF16;
+      c->num_qo_heads = 16;
+      c->num_kv_heads = 4;
+      c->options.logits_soft_cap = 5.f;
+      c->options.sm_scale = 0.5f;
+      c->options.window_left = 300;
+      c->sinks = true;
+    }
+    {
+      BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+      c->num_qo_heads = 10;  // group 5
+      c->num_kv_heads = 2;
+      c->options.alibi = true;
+      c->with_lse = false;
+    }
+    {
+      BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+      c->q_dtype = c->kv_dtype = DType::kF16;
+      c->options.rope = true;
+    }
+    for (int d : {64, 256}) {
+      BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+      c->head_dim = d;
+      c->num_qo_heads = 16;
+      c->num_kv_heads = 2;
+    }
+    {
+      BatchCase* c = add(MixedLengths(8, 3000, 16, rng));
+      c->num_qo_heads = 34;  // group 17: two query tiles per kv head
+      c->num_kv_heads = 2;
+    }
+    {
+      BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+      c->huge_negative = true;
+      c->with_lse = false;
+    }
+    add({0, 0, 0});
+    for (BatchCase c : cases) {
+      // At most `ctas` CTAs, else the resident capacity (SMs x CTAs per SM).
+      c.expect_persistent =
+          ctas > 0 ? ctas : *sms * ops::DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
+      RunBatch(c, rng);
+    }
+    BatchCase fp8 = cases[0];  // fp8 KV keeps one CTA per unit
+    fp8.kv_dtype = DType::kF8E4M3;
+    fp8.lens = MixedLengths(10, 3000, 16, rng);
+    fp8.expect_persistent = 0;
+    RunBatch(fp8, rng);
+  }
+}
+
+}  // namespace
+}  // namespace flashjit::test
