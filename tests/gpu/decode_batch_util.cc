@@ -92,17 +92,7 @@ void Reference(const BatchCase& c, const PagedCache& pc, const std::vector<doubl
   const int b = static_cast<int>(c.lens.size());
   out->assign(int64_t(b) * hq * d, 0);
   lse->assign(int64_t(b) * hq, 0);
-  ref::DecodeRefOptions ro;
-  ro.sm_scale = opts.sm_scale;
-  ro.soft_cap = opts.logits_soft_cap;
-  ro.window_left = opts.window_left;
-  ro.alibi = opts.alibi;
-  ro.rope = opts.rope;
-  ro.rope_scale = opts.rope_scale;
-  ro.rope_theta = opts.rope_theta;
-  ro.k_scale = opts.k_scale;
-  ro.v_scale = opts.v_scale;
-  ro.sinks = sinks;
+  const ref::DecodeRefOptions ro = RefOptions(opts, sinks);
   for (int r = 0; r < b; ++r) {
     const int len = c.lens[r];
     std::vector<double> k(int64_t(len) * hkv * d), v(k.size());

@@ -131,17 +131,7 @@ void RunSingle(const SingleCase& c, std::mt19937& rng) {
   }
   if (DryRun()) return;
 
-  ref::DecodeRefOptions ro;
-  ro.sm_scale = opts.sm_scale;
-  ro.soft_cap = opts.logits_soft_cap;
-  ro.window_left = opts.window_left;
-  ro.alibi = opts.alibi;
-  ro.rope = opts.rope;
-  ro.rope_scale = opts.rope_scale;
-  ro.rope_theta = opts.rope_theta;
-  ro.k_scale = opts.k_scale;
-  ro.v_scale = opts.v_scale;
-  ro.sinks = c.sinks ? &sinks_d : nullptr;
+  const ref::DecodeRefOptions ro = RefOptions(opts, c.sinks ? &sinks_d : nullptr);
   std::vector<double> ref_out(int64_t(hq) * d), ref_lse(hq);
   ref::DecodeAttention(qd.data(), kn.data(), vn.data(), len, hq, hkv, d, ro, ref_out.data(),
                        ref_lse.data());

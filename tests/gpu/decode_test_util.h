@@ -1,5 +1,5 @@
 // Helpers of the decode GPU tests: KV uploads in any dtype (fp8 included), comparisons of
-// outputs and LSE against the fp64 reference.
+// outputs and LSE against the fp64 reference, and the reference's options for a call's.
 #pragma once
 
 #include <flashjit/decode.h>
@@ -75,6 +75,23 @@ inline std::vector<float> DownloadF32(const DeviceBuffer& buf, size_t count) {
 
 // Tolerance of the output's relative L2 error for a q dtype (P is rounded to it on the tensor
 // cores, then the output).
+// The fp64 reference's options for a decode call's options and sinks (may be null).
+inline ref::DecodeRefOptions RefOptions(const DecodeOptions& opts,
+                                        const std::vector<double>* sinks) {
+  ref::DecodeRefOptions ro;
+  ro.sm_scale = opts.sm_scale;
+  ro.soft_cap = opts.logits_soft_cap;
+  ro.window_left = opts.window_left;
+  ro.alibi = opts.alibi;
+  ro.rope = opts.rope;
+  ro.rope_scale = opts.rope_scale;
+  ro.rope_theta = opts.rope_theta;
+  ro.k_scale = opts.k_scale;
+  ro.v_scale = opts.v_scale;
+  ro.sinks = sinks;
+  return ro;
+}
+
 inline double OutTolerance(DType q_dtype, bool fp8_kv, bool rope) {
   double t = q_dtype == DType::kBF16 ? 1.5e-2 : 4e-3;
   if (rope) t *= 3;  // the kernel rounds rotated q and k to 16 bits
