@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <regex>
 
 #include "src/codegen/embedded_templates.h"
@@ -64,12 +65,21 @@ Status ValidateArch(const std::string& arch) {
 }
 
 const std::vector<std::string>& KeyedOptions() {
-  static const std::vector<std::string> kOptions = {
-      "--std=c++17",
-      "--device-as-default-execution-space",
-      "--ptxas-options=-v",
-      "-DFLASHJIT_NVRTC=1",
-  };
+  // FLASHJIT_LINE_INFO=1 (read once per process): source-line tables in every cubin, for
+  // profilers (ncu's source view); the option is keyed, so such cubins never mix with the rest.
+  static const std::vector<std::string> kOptions = [] {
+    std::vector<std::string> o = {
+        "--std=c++17",
+        "--device-as-default-execution-space",
+        "--ptxas-options=-v",
+        "-DFLASHJIT_NVRTC=1",
+    };
+    const char* v = std::getenv("FLASHJIT_LINE_INFO");
+    const std::string line_info = v ? v : "";
+    if (line_info == "1" || line_info == "true" || line_info == "yes")
+      o.push_back("--generate-line-info");
+    return o;
+  }();
   return kOptions;
 }
 
