@@ -1,6 +1,8 @@
 // BatchDecode on the persistent grid and under CUDA graph replay, against the fp64 reference:
 // a graph captured once replays after new plans (also on a forced persistent grid), short units
-// and merges inside the loop, ragged batches of 0..16384 keys on forced small grids.
+// and merges inside the loop, ragged batches of 0..16384 keys on forced small grids; and the
+// bulk-copy variant (FLASHJIT_DECODE_BULK) forced over the same kinds of batches, cluster merges
+// and graph replay.
 #include <algorithm>
 #include <numeric>
 
@@ -263,6 +265,147 @@ TEST_CASE("batch decode: persistent grid over ragged batches", "[gpu][decode]") 
     fp8.expect_persistent = 0;
     RunBatch(fp8, rng);
   }
+}
+
+// Forces the bulk-copy variant (16-bit KV without RoPE, sm_90+) for wrappers created and
+// single-decode calls made in this scope.
+struct ForceBulk {
+  ForceBulk() { ops::SetDecodeBulkForTesting(1); }
+  ~ForceBulk() { ops::SetDecodeBulkForTesting(-1); }
+};
+
+// The variant a wrapper would choose under the forced mode carries the bulk field (not with
+// RoPE or fp8), and its plans never go persistent even when persistence is forced too.
+void RequireBulkChosen() {
+  REQUIRE(ops::DecodeBulk(TestEngine(), 0, 2));
+  CHECK(!ops::DecodeBulk(TestEngine(), 0, 1));
+  CHECK(ops::DecodeSpecFor(DType::kBF16, DType::kBF16, 128, {}, true).bulk == 1);
+  DecodeOptions rope;
+  rope.rope = true;
+  CHECK(ops::DecodeSpecFor(DType::kBF16, DType::kBF16, 128, rope, true).bulk == 0);
+  CHECK(ops::DecodeSpecFor(DType::kBF16, DType::kF8E4M3, 128, {}, true).bulk == 0);
+}
+
+// Small batches through the bulk-copy variant (short enough for compute-sanitizer racecheck):
+// stages refilled many times, the last tile of an item short (its rows past the end copy the
+// last key), empty requests, a split merged by its last CTA, a cluster merge, a window with
+// sinks, f16, ALiBi, head dims 64 and 256, two query tiles, contiguous single decode.
+TEST_CASE("batch decode: bulk-copy variant, small cases", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  ForceBulk bulk;
+  ForcePersistent force(3);  // ignored: bulk-copy plans are never persistent
+  RequireBulkChosen();
+  std::vector<BatchCase> cases;
+  auto add = [&](std::vector<int> lens) { return AddCase(cases, 8, 2, std::move(lens)); };
+  add({1500, 0, 1, 17, 64, 65, 200});
+  add({1024});  // split in chunks merged by a cluster
+  add({250, 100, 33})->options.alibi = true;
+  {
+    BatchCase* c = add({700, 90, 5});
+    c->options.window_left = 100;
+    c->sinks = true;
+    c->q_dtype = c->kv_dtype = DType::kF16;
+  }
+  add({400, 64, 3})->head_dim = 64;
+  add({300, 129, 2})->head_dim = 256;
+  {
+    BatchCase* c = add({300, 20});
+    c->num_qo_heads = 34;  // group 17
+  }
+  for (BatchCase c : cases) {
+    c.expect_persistent = 0;
+    RunBatch(c, rng);
+  }
+}
+
+// The bulk-copy variant forced over ragged batches (lengths 0 .. 16384: empty requests, single
+// keys, page boundaries, long requests split and merged by their last CTA or a cluster), page
+// sizes 1/16/64, NHD and HND, combined and separate K/V, every 16-bit head dim, GQA 1/4/5/8/17,
+// soft cap, window, sinks, ALiBi, f16, logits near -500000; RoPE and fp8 cases keep cp.async
+// (checked too). Persistence forced at the same time: bulk-copy plans must not take it.
+TEST_CASE("batch decode: bulk-copy variant over ragged batches", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  ForceBulk bulk;
+  ForcePersistent force(0);
+  RequireBulkChosen();
+  std::vector<BatchCase> cases;
+  auto add = [&](std::vector<int> lens) { return AddCase(cases, 32, 8, std::move(lens)); };
+  add(MixedLengths(24, 16384, 16, rng));
+  add({16384, 0, 1, 5000, 64, 65, 0});
+  add(std::vector<int>(16, 1024));  // the benchmark's B=16 L=1k: cluster merges
+  add({4096, 4096, 4096});
+  {
+    BatchCase* c = add(MixedLengths(9, 3000, 1, rng));
+    c->num_qo_heads = c->num_kv_heads = 4;
+    c->page_size = 1;
+  }
+  {
+    BatchCase* c = add(MixedLengths(20, 5000, 64, rng));
+    c->num_qo_heads = 16;
+    c->num_kv_heads = 2;
+    c->page_size = 64;
+    c->layout = KVLayout::kHND;
+    c->combined = false;
+  }
+  {
+    BatchCase* c = add(MixedLengths(12, 4000, 16, rng));
+    c->q_dtype = c->kv_dtype = DType::kF16;
+    c->num_qo_heads = 16;
+    c->num_kv_heads = 4;
+    c->options.logits_soft_cap = 5.f;
+    c->options.sm_scale = 0.5f;
+    c->options.window_left = 300;
+    c->sinks = true;
+  }
+  {
+    BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+    c->num_qo_heads = 10;  // group 5
+    c->num_kv_heads = 2;
+    c->options.alibi = true;
+    c->with_lse = false;
+  }
+  for (int d : {64, 256}) {
+    BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+    c->head_dim = d;
+    c->num_qo_heads = 16;
+    c->num_kv_heads = 2;
+  }
+  {
+    BatchCase* c = add(MixedLengths(8, 3000, 16, rng));
+    c->num_qo_heads = 34;  // group 17: two query tiles per kv head
+    c->num_kv_heads = 2;
+  }
+  {
+    BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+    c->huge_negative = true;
+    c->with_lse = false;
+  }
+  add({0, 0, 0});
+  for (BatchCase c : cases) {
+    c.expect_persistent = 0;
+    RunBatch(c, rng);
+  }
+  // RoPE and fp8 keep the cp.async variant; a wrapper created in bulk mode plans no persistent
+  // grid for them either.
+  BatchCase rope = cases[0];
+  rope.q_dtype = rope.kv_dtype = DType::kF16;
+  rope.options.rope = true;
+  rope.lens = MixedLengths(10, 3000, 16, rng);
+  rope.expect_persistent = 0;
+  RunBatch(rope, rng);
+  BatchCase fp8 = cases[0];
+  fp8.kv_dtype = DType::kF8E4M3;
+  fp8.lens = MixedLengths(10, 3000, 16, rng);
+  fp8.expect_persistent = 0;
+  RunBatch(fp8, rng);
+}
+
+TEST_CASE("batch decode: a CUDA graph replays correctly on the bulk-copy variant",
+          "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  ForceBulk bulk;
+  RequireBulkChosen();
+  GraphReplay(rng, 0);
 }
 
 }  // namespace
