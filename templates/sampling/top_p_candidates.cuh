@@ -234,8 +234,12 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     int q = -1;
     // V::kFastScan: the same sums with fewer barriers (TopPScanDigit); compiled out otherwise.
     if constexpr (V::kFastScan && kThreads >= 64 && kThreads <= 512) {
-      q = TopPScanDigit<kThreads, V::kExactPrefix>(h, d, bins, base, shift, above_mass, p, target,
-                                                   mass_total, m_above, s);
+      // V::kWarpScan (with kExactPrefix): digits 2-3 in integers, 1 block barrier.
+      if (V::kWarpScan && d > 0)
+        q = TopPScanDigitWarp<kThreads>(h, bins, base, above_mass, target, mass_total, m_above);
+      else
+        q = TopPScanDigit<kThreads, V::kExactPrefix>(h, d, bins, base, shift, above_mass, p, target,
+                                                     mass_total, m_above, s);
       if (d == 0) res.total = mass_total;
       if (q < 0) break;  // nothing counted: keep everything (key 0); out.ok stays false
     } else {

@@ -130,4 +130,121 @@ FLASHJIT_DEVICE int TopPScanDigit(RadixHistogram& h, int d, int bins, uint32_t b
   return q;
 }
 
+// V::kWarpScan (variant field warp_scan, SamplingTuning::candidates 10), digits 2-3 only (all
+// bins in b0, one exponent): the same q, histogram total and mass above q as kExactPrefix, from
+// integer sums with 1 block barrier instead of 2. A bin's mass is S * ulp with S = sig_hi * 4096 +
+// sig_lo; the halves' sums over any bins fit 32 bits (at most 2^17 candidates of 12-bit halves),
+// so every partial sum is an exact integer and its double (below 2^53) times the power-of-two ulp
+// is the value the double scan holds, bit for bit: the same comparisons, the same q.
+//   1. each thread sums its positions' halves; each warp's sums (redux.sync) into spare words of
+//      the histogram (bins 1024.. are unused at digits 2-3); barrier;
+//   2. every warp scans the warps' sums (integer shuffles) and finds the first warp whose
+//      running mass reaches the target (the running mass only grows: a ballot);
+//   3. every warp scans that warp's threads' sums, and each of those threads walks its positions:
+//      the first position that reaches the target. It holds mass (the running mass at the
+//      digit's start is below the target, see the caller), so it is counted: the same q as the
+//      scan that skips empty bins. None reaches it (rounding): the lowest counted position, read
+//      by every warp (rare), with the mass above it = the total less its own (nothing below).
+// Nothing of BlockScratch is used: the caller's reductions right after it cannot race with it.
+template <int kThreads>
+FLASHJIT_DEVICE int TopPScanDigitWarp(RadixHistogram& h, int bins, uint32_t base, double above_mass,
+                                      double target, double& mass_total, double& m_above) {
+  constexpr int kWarps = kThreads / 32;
+  static_assert(kWarps >= 2 && kWarps <= 32, "TopPScanDigitWarp: 64 to 1024 threads");
+  static_assert(kRadixBins - 64 >= 1024, "TopPScanDigitWarp: spare histogram words");
+  constexpr unsigned kAll = 0xffffffffu;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int per = bins / kThreads > 0 ? bins / kThreads : 1;
+  uint32_t* spare_hi = h.sig_hi + kRadixBins - 64;
+  uint32_t* spare_lo = h.sig_lo + kRadixBins - 64;
+  {
+    const int q0 = threadIdx.x * per;
+    uint32_t hi = 0, lo = 0;
+    for (int i = 0; i < per && q0 + i < bins; ++i) {
+      const int b = bins - 1 - (q0 + i);
+      hi += h.sig_hi[b];
+      lo += h.sig_lo[b];
+    }
+    hi = __reduce_add_sync(kAll, hi);
+    lo = __reduce_add_sync(kAll, lo);
+    if (lane == 0) {
+      spare_hi[warp] = hi;
+      spare_lo[warp] = lo;
+    }
+  }
+  __syncthreads();
+  const int exp = static_cast<int>((base >> 23) & 0xFF);  // every bin's (BinMass)
+  const double ulp =
+      __longlong_as_double(static_cast<long long>((exp ? exp : 1) - 150 + 1023) << 52);
+  auto mass_of = [](uint32_t hi, uint32_t lo) {
+    return static_cast<unsigned long long>(hi) * 4096ull + lo;
+  };
+  // 2. The warps' running sums.
+  uint32_t wh = lane < kWarps ? spare_hi[lane] : 0u, wl = lane < kWarps ? spare_lo[lane] : 0u;
+  const uint32_t own_wh = wh, own_wl = wl;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const uint32_t yh = __shfl_up_sync(kAll, wh, o), yl = __shfl_up_sync(kAll, wl, o);
+    if (lane >= o) {
+      wh += yh;
+      wl += yl;
+    }
+  }
+  const unsigned long long total =
+      mass_of(__shfl_sync(kAll, wh, kWarps - 1), __shfl_sync(kAll, wl, kWarps - 1));
+  mass_total = static_cast<double>(total) * ulp;
+  const bool reach =
+      lane < kWarps && above_mass + static_cast<double>(mass_of(wh, wl)) * ulp >= target;
+  const unsigned ballot = __ballot_sync(kAll, reach);
+  if (ballot == 0) {  // rounding: the lowest counted position, the mass above it
+    int lowest = -1;
+    for (int q = lane; q < bins; q += 32)
+      if (h.count[bins - 1 - q] != 0) lowest = q;
+    lowest = __reduce_max_sync(kAll, lowest);
+    if (lowest >= 0) {
+      const int b = bins - 1 - lowest;
+      m_above = static_cast<double>(total - mass_of(h.sig_hi[b], h.sig_lo[b])) * ulp;
+    }
+    return lowest;
+  }
+  const int wq = __ffs(ballot) - 1;
+  // The sums of the warps before wq.
+  const uint32_t before_h = __shfl_sync(kAll, wh - own_wh, wq);
+  const uint32_t before_l = __shfl_sync(kAll, wl - own_wl, wq);
+  // 3. Warp wq's threads: lane l takes thread wq * 32 + l's positions.
+  const int q0 = (wq * 32 + lane) * per;
+  uint32_t th = 0, tl = 0;
+  for (int i = 0; i < per && q0 + i < bins; ++i) {
+    const int b = bins - 1 - (q0 + i);
+    th += h.sig_hi[b];
+    tl += h.sig_lo[b];
+  }
+  uint32_t ih = th, il = tl;
+#pragma unroll
+  for (int o = 1; o < 32; o <<= 1) {
+    const uint32_t yh = __shfl_up_sync(kAll, ih, o), yl = __shfl_up_sync(kAll, il, o);
+    if (lane >= o) {
+      ih += yh;
+      il += yl;
+    }
+  }
+  unsigned long long run = mass_of(before_h + ih - th, before_l + il - tl);
+  int found = 0x7fffffff;
+  unsigned long long pre = 0;
+  for (int i = 0; i < per && q0 + i < bins; ++i) {
+    const int b = bins - 1 - (q0 + i);
+    const unsigned long long next = run + mass_of(h.sig_hi[b], h.sig_lo[b]);
+    if (above_mass + static_cast<double>(next) * ulp >= target) {
+      found = q0 + i;
+      pre = run;
+      break;
+    }
+    run = next;
+  }
+  const int q = __reduce_min_sync(kAll, found);
+  const int at = (q / per) % 32;  // the lane that found q
+  m_above = static_cast<double>(__shfl_sync(kAll, pre, at)) * ulp;
+  return q;
+}
+
 }  // namespace flashjit::sampling

@@ -5,8 +5,8 @@
 // `--only TEXT`: time only the rows whose name holds TEXT (e.g. "top_p0.9 B=64 V=128256 std1",
 // for a profiler); `--no-sweep`: leave out the split sweep. `--stamps`: also the two-pass top-p
 // kernel's phase breakdown at B = 1 and 64 x 128256 (the variant with phase stamps,
-// SamplingTuning::stamps), for the default, the fast scans without the exact prefix (candidates
-// 9) and session 6's block scans (11).
+// SamplingTuning::stamps), for the default and digits 2-3 scanned in integers by every warp
+// (candidates 10), at B = 64 also the default with a 64 / 96 KB slice cache.
 #include <flashjit/sampling.h>
 #include <fmt/format.h>
 
@@ -183,6 +183,28 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 9;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
+      // Session 8: the default with digits 2-3 scanned in integers by every warp (candidates
+      // 10: 1 block barrier per digit there), and the default with 64 / 96 KB of each block's
+      // slice kept in shared memory (the chosen launch caches nothing at B = 64 x 128256: pass 2
+      // reads the 256 KB slice from L2).
+      {"top_p0.9_warpscan",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 10;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
+      {"top_p0.9_cache64k",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.cache_bytes = 65536;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
+      {"top_p0.9_cache96k",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.cache_bytes = 98304;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
       // Session 7: the default with session 6's block scans (candidates 11: 6 block barriers
       // per digit; the default takes the fast scans with the exact prefix at digits 2-3).
       {"top_p0.9_blockscan",
@@ -199,7 +221,7 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
 // then per phase the mean over launches and blocks of thread 0's cycles since the previous
 // stamp, in ns at the clock the launches ran (their %globaltimer span over their cycle span).
 void StampBreakdown(Engine& e, const std::vector<void*>& in, int64_t batch, int64_t vocab,
-                    int stddev, int candidates) {
+                    int stddev, int candidates, int64_t cache_bytes = -1) {
   constexpr int kRuns = 200, kSlots = 16;
   const int64_t max_blocks = batch * 8;  // clusters of at most 8
   const size_t row_words = static_cast<size_t>(max_blocks) * kSlots;
@@ -215,6 +237,7 @@ void StampBreakdown(Engine& e, const std::vector<void*>& in, int64_t batch, int6
   for (int r = 0; r < (bench::DryRun() ? 1 : kRuns); ++r) {
     SamplingOptions o;
     o.tuning.candidates = candidates;
+    o.tuning.cache_bytes = cache_bytes;
     o.tuning.stamps = static_cast<uint64_t*>(stamps) + r * row_words;
     Check(TopPSamplingFromProbs(
         e, TensorView::Contiguous(in[r % in.size()], DType::kF32, {batch, vocab}), s, 0.9f, {}, o));
@@ -257,10 +280,11 @@ void StampBreakdown(Engine& e, const std::vector<void*>& in, int64_t batch, int6
   }
   const double ns_per_cycle = cycles > 0 ? ns / cycles : 0;
   std::string line = fmt::format(
-      "stamps top_p0.9 cand{} B={} V={} std{}: {} blocks/launch, kernel {:.2f} us (globaltimer), "
+      "stamps top_p0.9 cand{}{} B={} V={} std{}: {} blocks/launch, kernel {:.2f} us (globaltimer), "
       "slowest block {:.2f} us, {:.3f} ns/cycle; per phase (mean of blocks) ns:",
-      candidates, batch, vocab, stddev, static_cast<double>(blocks) / kRuns,
-      kernel_ns / kRuns / 1e3, total_max / kRuns * ns_per_cycle / 1e3, ns_per_cycle);
+      candidates, cache_bytes < 0 ? std::string() : fmt::format(" cache{}", cache_bytes), batch,
+      vocab, stddev, static_cast<double>(blocks) / kRuns, kernel_ns / kRuns / 1e3,
+      total_max / kRuns * ns_per_cycle / 1e3, ns_per_cycle);
   for (int i = 1; i < 12; ++i)
     line +=
         fmt::format(" {} {:.0f} |", names[i], sum[i] / static_cast<double>(blocks) * ns_per_cycle);
@@ -282,8 +306,13 @@ int main(int argc, char** argv) {
     for (int64_t batch : {1, 64})
       for (float stddev : {1.f, 5.f}) {
         const std::vector<void*> in = RotatedProbs(batch, 128256, stddev);
-        for (int candidates : {-1, 9, 11})
+        // Session 8: the default, digits 2-3 in integers by every warp (10), and at B = 64 the
+        // default with a 64 / 96 KB slice cache (the chosen launch caches nothing there).
+        for (int candidates : {-1, 10})
           StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates);
+        if (batch == 64)
+          for (int64_t cache : {65536, 98304})
+            StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), -1, cache);
       }
   }
   const auto wanted = [&](const std::string& name) {

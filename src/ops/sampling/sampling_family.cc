@@ -51,6 +51,9 @@ const spec::OpFamily* SamplingFamily() {
         spec::BoolField("exact_prefix", false, "ep",
                         "with fast_scan: digits 2-3 take the mass above the chosen bin from the "
                         "scan's exact prefix (2 block barriers per digit instead of 3)"),
+        spec::BoolField("warp_scan", false, "ws",
+                        "with exact_prefix: digits 2-3 scanned in integers, the chosen bin found "
+                        "by every warp itself (1 block barrier per digit; TopPScanDigitWarp)"),
     };
     f.entries = {{"flashjit_sampling", "flashjit::sampling::sample_rows",
                   "flashjit::sampling::SamplingParams", "Variant::kThreads, Variant::kMinBlocks"}};
@@ -78,6 +81,8 @@ const spec::OpFamily* SamplingFamily() {
             "sampling: fast_scan needs candidates (the two-pass top-p kernel)");
       if (s["exact_prefix"].get<bool>() && !s["fast_scan"].get<bool>())
         return Status::InvalidArgument("sampling: exact_prefix needs fast_scan (TopPScanDigit)");
+      if (s["warp_scan"].get<bool>() && !s["exact_prefix"].get<bool>())
+        return Status::InvalidArgument("sampling: warp_scan needs exact_prefix");
       return Status::Ok();
     };
     f.variant_body = [](const spec::Json& s) {
@@ -89,7 +94,7 @@ const spec::OpFamily* SamplingFamily() {
           "  static constexpr int kCluster = {};\n  static constexpr int kMinBlocks = {};\n"
           "  static constexpr bool kCache = {};\n  static constexpr bool kCandidates = {};\n"
           "  static constexpr bool kStamps = {};\n  static constexpr bool kFastScan = {};\n"
-          "  static constexpr bool kExactPrefix = {};\n",
+          "  static constexpr bool kExactPrefix = {};\n  static constexpr bool kWarpScan = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           IndexOf(kInputs, 2, s["input"].get<std::string>()),
           IndexOf(kFilters, 6, s["filter"].get<std::string>()),
@@ -105,7 +110,7 @@ const spec::OpFamily* SamplingFamily() {
               ? 2
               : 1,
           s["cache"].get<bool>(), s["candidates"].get<bool>(), s["stamps"].get<bool>(),
-          s["fast_scan"].get<bool>(), s["exact_prefix"].get<bool>());
+          s["fast_scan"].get<bool>(), s["exact_prefix"].get<bool>(), s["warp_scan"].get<bool>());
     };
     return f;
   }();
@@ -154,7 +159,8 @@ Result<VariantSpec> SamplingSpec::ToVariant() const {
                                      {"candidates", candidates != 0},
                                      {"stamps", stamps != 0},
                                      {"fast_scan", (fast_scan & 1) != 0},
-                                     {"exact_prefix", (fast_scan & 2) != 0}});
+                                     {"exact_prefix", (fast_scan & 2) != 0},
+                                     {"warp_scan", (fast_scan & 4) != 0}});
 }
 
 Result<VariantSpec> SpeculativeSpec::ToVariant() const {
@@ -217,7 +223,8 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
   if (candidates == 6) return true;
-  if (candidates != -1 && candidates != 1 && candidates != 8 && candidates != 9 && candidates != 11)
+  if (candidates != -1 && candidates != 1 && candidates != 8 && candidates != 9 &&
+      candidates != 10 && candidates != 11)
     return false;
   return cluster == 2 || (cluster == 1 && batch > (sms > 0 ? sms : 132));
 }
@@ -225,7 +232,7 @@ bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
 bool SamplingClusterExchange(int candidates, int cluster) {
   if (cluster < 2) return false;
   return candidates == -1 || candidates == 1 || candidates == 6 || candidates == 7 ||
-         candidates == 9 || candidates == 11;
+         candidates == 9 || candidates == 10 || candidates == 11;
 }
 
 int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes, bool columns) {

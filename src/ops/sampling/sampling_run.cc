@@ -146,10 +146,9 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     return Status::InvalidArgument(
         fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
                     tune.cache_bytes, kSamplingMaxCacheBytes));
-  if (tune.candidates < -1 || tune.candidates > 11 || tune.candidates == 10)
-    return Status::InvalidArgument(
-        fmt::format("options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, ..., 9, 11",
-                    tune.candidates));
+  if (tune.candidates < -1 || tune.candidates > 11)
+    return Status::InvalidArgument(fmt::format(
+        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, ..., 11", tune.candidates));
   if (tune.threads != 0 &&
       (tune.threads < 32 || tune.threads > 1024 || (tune.threads & (tune.threads - 1)) != 0))
     return Status::InvalidArgument(
@@ -217,11 +216,16 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // H200 (2026-11-30, session 7, docs/perf/sampling.md; b2b, against session 6's block scans in
   // the same call): faster at every benchmark shape, B = 1 / 64 / 256 x 128256 flat -0.62 /
   // -0.24 / -0.97 us, peaked -0.25 / -0.19 / -0.43, x 32000 -0.5 to -1.1. 9: the fast scans
-  // without the exact prefix (1); 11: session 6's block scans (0); the older forms (2-5): 0.
+  // without the exact prefix (1); 10: the default with digits 2-3 scanned in integers by every
+  // warp (7: warp_scan, session 8's A/B); 11: session 6's block scans (0); the older forms
+  // (2-5): 0.
   const bool exchange_rule = SamplingClusterExchange(tune.candidates, launch.cluster);
   const int c = tune.candidates;
   if (spec.candidates)
-    spec.fast_scan = c == 9 ? 1 : (c == -1 || c == 1 || c == 6 || c == 7 || c == 8) ? 3 : 0;
+    spec.fast_scan = c == 9                                              ? 1
+                     : c == 10                                           ? 7
+                     : (c == -1 || c == 1 || c == 6 || c == 7 || c == 8) ? 3
+                                                                         : 0;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   sampling::SamplingParams p{};

@@ -37,8 +37,9 @@ struct SamplingSpec {
   uint8_t stamps = 0;  // 1: phase stamps (benchmarks; SamplingTuning::stamps)
   // The two-pass top-p kernel's digit scans, bits: 1 with 3 block barriers instead of 6 (variant
   // field fast_scan), 2 at digits 2-3 the mass above the bin from the scan's exact prefix: 2
-  // barriers (exact_prefix). The default since session 7 (3; SamplingTuning::candidates 9: 1
-  // only, 11: 0, session 6's block scans).
+  // barriers (exact_prefix), 4 (with 2) digits 2-3 scanned in integers by every warp: 1 barrier
+  // (warp_scan). The default since session 7 (3; SamplingTuning::candidates 9: 1 only, 10: 7,
+  // 11: 0, session 6's block scans).
   uint8_t fast_scan = 0;  // (in the former padding byte: the spec's bytes are its key)
 
   Result<VariantSpec> ToVariant() const;
@@ -96,11 +97,11 @@ int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes,
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms);
 // Whether the two-pass top-p kernel runs the cluster exchange (kFormClusterExchange: one cluster
 // barrier after pass 2, then digits 2-3 and the draw over every block's candidates in every
-// block) for `candidates` (SamplingTuning: -1, 1, 6, 7, 9, 11 the default's rule, 8 and the older
-// forms never) and `cluster` blocks per row: every cluster size. Measured on the H200 (2026-11-30,
-// session 6, docs/perf/sampling.md; b2b, flat / peaked): B = 1 x 128256 (clusters of 8) 30.3 /
-// 23.5 -> 26.9 / 20.1 us, B = 64 (clusters of 2) 42.7 / 34.1 -> 41.5 / 31.8, x 32000 -2.3 to -3.2;
-// clusters of 4 only in the GPU tests (unmeasured).
+// block) for `candidates` (SamplingTuning: -1, 1, 6, 7, 9, 10, 11 the default's rule, 8 and the
+// older forms never) and `cluster` blocks per row: every cluster size. Measured on the H200
+// (2026-11-30, session 6, docs/perf/sampling.md; b2b, flat / peaked): B = 1 x 128256 (clusters of
+// 8) 30.3 / 23.5 -> 26.9 / 20.1 us, B = 64 (clusters of 2) 42.7 / 34.1 -> 41.5 / 31.8, x 32000 -2.3
+// to -3.2; clusters of 4 only in the GPU tests (unmeasured).
 bool SamplingClusterExchange(int candidates, int cluster);
 // The two-pass top-p kernel's pass 1 adds into lane-private window bins
 // (templates/sampling/top_p_candidates.cuh) with one block per row for more rows than SMs
