@@ -115,11 +115,16 @@ void RunFusedAdd(DType dtype, int64_t rows, int64_t hidden, bool gemma, std::mt1
   CHECK(changed == 0);
 }
 
+// Rows of mean + N(0, std) rounded to `dtype`; row 1 constant (variance 0, output = beta) and
+// row 2's first element 300 std above the rest (the shifted one-reduction statistics take x[0] as
+// their shift: this row needs their exact fallback). A large mean with a small std is where
+// E[x^2] - E[x]^2 in fp32 fails.
 void RunLayerNorm(DType dtype, DType wdtype, int64_t rows, int64_t hidden, float mean,
-                  std::mt19937& rng) {
-  std::vector<float> x = RandomNormal(rows * hidden, rng, 1.f, mean);
+                  std::mt19937& rng, float std = 1.f) {
+  std::vector<float> x = RandomNormal(rows * hidden, rng, std, mean);
   if (rows > 1)  // one constant row: variance 0, output = beta
     for (int64_t c = 0; c < hidden; ++c) x[hidden + c] = 0.75f;
+  if (rows > 2) x[2 * hidden] = mean + 300.f * std;
   std::vector<float> g = RandomNormal(hidden, rng, 0.3f, 1.f), b = RandomNormal(hidden, rng, 0.5f);
   std::vector<double> xd, gd, bd;
   DeviceBuffer dx = Upload16(dtype, x, &xd);
@@ -181,6 +186,20 @@ TEST_CASE("layernorm matches the fp64 reference", "[gpu][layer][norm]") {
         RunLayerNorm(dtype, wdtype, 9, hidden, 0.f, rng);
   RunLayerNorm(DType::kBF16, DType::kF32, 31, 4096, 40.f, rng);  // large mean, two-pass variance
   RunLayerNorm(DType::kF16, DType::kF16, 3, 7, 0.f, rng);
+}
+
+// Large mean, small variance (mean / std = 1000 and 125, 16-bit grids at 1000: 0.5 for f16, 4 for
+// bf16) through the kernels the chooser picks at server batch sizes (> 128 rows: 128 or 256
+// threads per row), and at few rows (one access per thread).
+TEST_CASE("layernorm: large mean with small variance", "[gpu][layer][norm]") {
+  std::mt19937 rng(Seed());
+  for (int64_t hidden : {8192, 4096, 2056, 1000}) {
+    RunLayerNorm(DType::kF16, DType::kF32, 300, hidden, 1000.f, rng, 1.f);
+    RunLayerNorm(DType::kBF16, DType::kF32, 300, hidden, 1000.f, rng, 8.f);
+    RunLayerNorm(DType::kF16, DType::kF16, 300, hidden, -1000.f, rng, 1.f);
+  }
+  RunLayerNorm(DType::kF16, DType::kF32, 5, 8192, 1000.f, rng, 1.f);
+  RunLayerNorm(DType::kBF16, DType::kBF16, 5, 4096, 1000.f, rng, 8.f);
 }
 
 TEST_CASE("gemma_rmsnorm and adversarial magnitudes", "[gpu][layer][norm]") {

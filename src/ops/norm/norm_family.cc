@@ -47,6 +47,12 @@ const spec::OpFamily* NormFamily() {
         spec::BoolField("wprefetch", false, "wp",
                         "one-row-per-block kernel: prefetch the weights into L1 before the "
                         "reduction"),
+        spec::IntRangeField("stats", 0, 1, 0, "st",
+                            "one-row-per-block LayerNorm: 0 = exact two-pass variance (two "
+                            "reductions), 1 = shifted sums (x - x[0]) in one reduction, the "
+                            "two-pass one only where the shift is far from the mean"),
+        spec::IntField("minb", {1, 2, 4, 6, 8, 10, 12, 16}, 1, "mb",
+                       "launch bounds: at least this many blocks per SM (caps the registers)"),
         spec::BoolField("grid_stride", false, "gs",
                         "without prefetch: the resident-grid loop instead of one row group per "
                         "block (the previous kernel, kept for comparison)"),
@@ -56,15 +62,21 @@ const spec::OpFamily* NormFamily() {
       if (rows > 1 && threads > 32)
         return Status::InvalidArgument(fmt::format(
             "rows: {} rows per block needs threads <= 32, got threads {}", rows, threads));
+      if (threads * rows * s["minb"].get<int>() > 2048)
+        return Status::InvalidArgument(
+            fmt::format("minb: {} blocks of {} threads exceed 2048 threads per SM",
+                        s["minb"].get<int>(), threads * rows));
       if (threads * rows > 1024)
         return Status::InvalidArgument(
             fmt::format("threads * rows = {} exceeds 1024 threads per block", threads * rows));
+      if (s["kind"] != "layer" && s["stats"].get<int>() != 0)
+        return Status::InvalidArgument("stats: 1 only for kind layer (rms has one reduction)");
       if (s["kind"] == "layer" && s["gemma"].get<bool>())
         return Status::InvalidArgument("gemma: only for kind rms or fused_add, not layer");
       return Status::Ok();
     };
     f.entries = {{"flashjit_norm", "flashjit::norm::norm", "flashjit::norm::NormParams",
-                  "Variant::kThreads * Variant::kRows"}};
+                  "Variant::kThreads * Variant::kRows, Variant::kMinBlocks"}};
     f.variant_body = [](const spec::Json& s) {
       const std::string kind = s["kind"].get<std::string>();
       return fmt::format(
@@ -74,13 +86,15 @@ const spec::OpFamily* NormFamily() {
           "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n"
           "  static constexpr bool kGemma = {};\n  static constexpr bool kStreaming = {};\n"
           "  static constexpr bool kPrefetch = {};\n  static constexpr bool kGridStride = {};\n  "
-          "static constexpr bool kPrefetchWeights = {};\n",
+          "static constexpr bool kPrefetchWeights = {};\n  static constexpr int kStats = {};\n"
+          "  static constexpr int kMinBlocks = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           spec::CxxType(s["wdtype"].get<std::string>()),
           kind == "rms" ? "kRms" : (kind == "fused_add" ? "kFusedAdd" : "kLayer"),
           s["threads"].get<int>(), s["rows"].get<int>(), s["vec"].get<int>(), s["items"].get<int>(),
           s["gemma"].get<bool>(), s["streaming"].get<bool>(), s["prefetch"].get<bool>(),
-          s["grid_stride"].get<bool>(), s["wprefetch"].get<bool>());
+          s["grid_stride"].get<bool>(), s["wprefetch"].get<bool>(), s["stats"].get<int>(),
+          s["minb"].get<int>());
     };
     return f;
   }();
@@ -110,7 +124,9 @@ Result<VariantSpec> NormSpec::ToVariant() const {
                                      {"streaming", streaming != 0},
                                      {"prefetch", prefetch != 0},
                                      {"grid_stride", grid_stride != 0},
-                                     {"wprefetch", wprefetch != 0}});
+                                     {"wprefetch", wprefetch != 0},
+                                     {"stats", stats},
+                                     {"minb", minb}});
 }
 
 NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, int vec, bool gemma,
@@ -159,6 +175,8 @@ NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, in
     s.threads = static_cast<uint16_t>(threads);
     s.items = static_cast<uint8_t>(NextPow2((accesses + threads - 1) / threads));
     s.prefetch = 0;
+    // LayerNorm: shifted sums in one reduction (docs/perf/layer_ops.md, "Session 8").
+    s.stats = kind == NormKind::kLayer ? 1 : 0;
     return s;
   }
   // Longer rows: 1024 threads over a resident grid that prefetches the next row (up to 16
