@@ -64,9 +64,10 @@ struct FLASHJIT_API SamplingTuning {
   // block per row for more rows than SMs), 7 as 1 with the per-warp ballots everywhere, 8 as 1
   // without the cluster exchange (clusters: digits 2-3 merged over the cluster, session 5's
   // cluster steps), 9 as 1 without the exact prefix at digits 2-3 (the digits' scans in 3 block
-  // barriers; 1 takes 2 there), 10 as 1 with digits 2-3 scanned in integers by every warp (1
-  // block barrier per digit), 11 as 1 with session 6's block scans (6 block barriers per
-  // digit). 9, 10 and 11 compute the same sums and draw the same tokens as 1.
+  // barriers; 1 takes 2 there), 10 as 1 without the integer scans of digits 2-3 by every warp
+  // (2 block barriers per digit there; 1 takes 1, except in clusters of 256-thread blocks), 11
+  // as 1 with session 6's block scans (6 block barriers per digit). 9, 10 and 11 compute the same
+  // sums and draw the same tokens as 1.
   int candidates = -1;
   // Threads per block: 32, 64, ..., 1024 (>= 256 with clusters); 0: chosen.
   int threads = 0;

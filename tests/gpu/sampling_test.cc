@@ -148,10 +148,9 @@ TEST_CASE("same seed and offset give the same tokens; another offset differs", "
 // The fast digit scans (candidates 9: the variant field fast_scan, TopPScanDigit) compute the
 // same sums in the same order as session 6's block scans and reductions (candidates 11), so the
 // same threshold, kept mass and target: the same tokens for every seed and offset. So does the
-// default (the fast scans with the mass above the bin from the exact prefix at digits 2-3: the
-// same integers; session 7), candidates 10 (digits 2-3 scanned in integers by every warp: the same
-// exact sums; session 8) and the default with a 64 KB slice cache (the same values read from
-// shared memory). Rows: flat and peaked softmax rows,
+// default of session 7 (the fast scans with the mass above the bin from the exact prefix at digits
+// 2-3: the same integers; candidates 10 since session 8), and the default since session 8 (digits
+// 2-3 scanned in integers by every warp: the same exact sums). Rows: flat and peaked softmax rows,
 // weights of a few values (ties: many equal masses at every digit), a row whose masses are powers
 // of two (p lands exactly on a bin's edge) and a uniform row (the candidate regions overflow: the
 // digits over the slices); 1 row (a cluster of 8; x 32000 in 256-thread blocks, x 128256 in
@@ -187,27 +186,23 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
     // offsets instead of 8.
     const uint64_t offsets = std::getenv("FLASHJIT_SAMPLING_DRAWS") ? 2 : 8;
     for (const float top_p : {1e-6f, 0.25f, 0.5f, 0.75f, 0.9f, 1.f}) {
-      int64_t differ[4] = {}, draws = 0;
+      int64_t differ[3] = {}, draws = 0;
       for (uint64_t offset = 0; offset < offsets; ++offset) {
-        auto draw = [&](int candidates, int64_t cache_bytes = -1) {
+        auto draw = [&](int candidates) {
           SamplingOptions o;
           o.rng.seed = 7;
           o.rng.offset = offset;
           o.tuning.candidates = candidates;
-          o.tuning.cache_bytes = cache_bytes;
           dout.Fill(0xFF);
           REQUIRE(TopPSamplingFromProbs(TestEngine(), in, out, top_p, {}, o).ok());
           Synchronize();
           return DryRun() ? std::vector<int32_t>(batch) : DownloadVector<int32_t>(dout, batch);
         };
         const std::vector<int32_t> plain = draw(11);
-        // The default, 9, 10 (digits 2-3 in integers by every warp) and the default with a
-        // 64 KB slice cache (at 64 x 128256 the chosen launch caches nothing).
-        for (int f = 0; f < 4; ++f) {
-          const std::vector<int32_t> fast = f == 3 ? draw(-1, 65536)
-                                                   : draw(f == 0   ? -1
-                                                          : f == 1 ? 9
-                                                                   : 10);
+        // The default (digits 2-3 scanned in integers by every warp, except in clusters of
+        // 256-thread blocks), 9, 10 (session 7's default: the exact prefix alone).
+        for (int f = 0; f < 3; ++f) {
+          const std::vector<int32_t> fast = draw(f == 0 ? -1 : f == 1 ? 9 : 10);
           for (int64_t r = 0; r < batch; ++r) {
             differ[f] += fast[r] != plain[r];
             CHECK(fast[r] >= 0);
@@ -217,10 +212,10 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
         draws += batch;
       }
       INFO(
-          fmt::format("{} x {}, top-p {}: {} / {} / {} / {} of {} tokens differ from the block "
-                      "scans' (default / candidates 9 / 10 / default with a 64 KB slice cache)",
-                      batch, vocab, top_p, differ[0], differ[1], differ[2], differ[3], draws));
-      for (int f = 0; f < 4; ++f) CHECK(differ[f] == 0);
+          fmt::format("{} x {}, top-p {}: {} / {} / {} of {} tokens differ from the block scans' "
+                      "(default / candidates 9 / 10)",
+                      batch, vocab, top_p, differ[0], differ[1], differ[2], draws));
+      for (int f = 0; f < 3; ++f) CHECK(differ[f] == 0);
     }
   }
 }

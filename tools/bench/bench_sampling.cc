@@ -5,8 +5,7 @@
 // `--only TEXT`: time only the rows whose name holds TEXT (e.g. "top_p0.9 B=64 V=128256 std1",
 // for a profiler); `--no-sweep`: leave out the split sweep. `--stamps`: also the two-pass top-p
 // kernel's phase breakdown at B = 1 and 64 x 128256 (the variant with phase stamps,
-// SamplingTuning::stamps), for the default and digits 2-3 scanned in integers by every warp
-// (candidates 10), at B = 64 also the default with a 64 / 96 KB slice cache.
+// SamplingTuning::stamps), for the default and session 7's default (candidates 10).
 #include <flashjit/sampling.h>
 #include <fmt/format.h>
 
@@ -183,26 +182,12 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 9;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
-      // Session 8: the default with digits 2-3 scanned in integers by every warp (candidates
-      // 10: 1 block barrier per digit there), and the default with 64 / 96 KB of each block's
-      // slice kept in shared memory (the chosen launch caches nothing at B = 64 x 128256: pass 2
-      // reads the 256 KB slice from L2).
-      {"top_p0.9_warpscan",
+      // Session 8: the default without digits 2-3 scanned in integers by every warp
+      // (candidates 10: session 7's default, 2 block barriers per digit there).
+      {"top_p0.9_exactprefix",
        [=, &e](int i) {
          SamplingOptions two = opt;
          two.tuning.candidates = 10;
-         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
-       }},
-      {"top_p0.9_cache64k",
-       [=, &e](int i) {
-         SamplingOptions two = opt;
-         two.tuning.cache_bytes = 65536;
-         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
-       }},
-      {"top_p0.9_cache96k",
-       [=, &e](int i) {
-         SamplingOptions two = opt;
-         two.tuning.cache_bytes = 98304;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
       // Session 7: the default with session 6's block scans (candidates 11: 6 block barriers
@@ -306,13 +291,9 @@ int main(int argc, char** argv) {
     for (int64_t batch : {1, 64})
       for (float stddev : {1.f, 5.f}) {
         const std::vector<void*> in = RotatedProbs(batch, 128256, stddev);
-        // Session 8: the default, digits 2-3 in integers by every warp (10), and at B = 64 the
-        // default with a 64 / 96 KB slice cache (the chosen launch caches nothing there).
+        // The default and session 7's (candidates 10: digits 2-3 not in integers by warps).
         for (int candidates : {-1, 10})
           StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates);
-        if (batch == 64)
-          for (int64_t cache : {65536, 98304})
-            StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), -1, cache);
       }
   }
   const auto wanted = [&](const std::string& name) {

@@ -211,21 +211,24 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
         SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes, lane_columns);
   spec.candidates = cand_per_warp > 0 ? 1 : 0;
   spec.stamps = spec.candidates && tune.stamps != nullptr ? 1 : 0;
-  // The digit scans (SamplingSpec::fast_scan bits): the fast scans with the exact prefix at
-  // digits 2-3 (3) for the default and the forms built on it (-1, 1, 6, 7, 8), measured on the
-  // H200 (2026-11-30, session 7, docs/perf/sampling.md; b2b, against session 6's block scans in
-  // the same call): faster at every benchmark shape, B = 1 / 64 / 256 x 128256 flat -0.62 /
-  // -0.24 / -0.97 us, peaked -0.25 / -0.19 / -0.43, x 32000 -0.5 to -1.1. 9: the fast scans
-  // without the exact prefix (1); 10: the default with digits 2-3 scanned in integers by every
-  // warp (7: warp_scan, session 8's A/B); 11: session 6's block scans (0); the older forms
-  // (2-5): 0.
+  // The digit scans (SamplingSpec::fast_scan bits): the fast scans with the exact prefix (3,
+  // session 7), and at digits 2-3 scanned in integers by every warp (7, warp_scan, session 8)
+  // for the default and the forms built on it (-1, 1, 6, 7, 8), except in clusters of blocks of
+  // fewer than 512 threads. Measured on the H200 (2026-11-30, session 8, docs/perf/sampling.md;
+  // b2b, 7 against 3 in the same call): B = 1 / 64 / 256 x 128256 flat -0.56 / -1.56 / -3.76 us,
+  // peaked -0.16 / -1.28 / -2.71; 64 / 256 x 32000 -0.4 to -0.9; 1 x 32000 (clusters of 8 of
+  // 256 threads) +0.25 flat, +0.05 peaked: 3 there. 9: the fast scans without the exact prefix
+  // (1); 10: session 7's default (3) at every shape; 11: session 6's block scans (0); the older
+  // forms (2-5): 0.
   const bool exchange_rule = SamplingClusterExchange(tune.candidates, launch.cluster);
   const int c = tune.candidates;
-  if (spec.candidates)
+  if (spec.candidates) {
+    const bool warp_scan = launch.cluster == 1 || launch.threads >= 512;
     spec.fast_scan = c == 9                                              ? 1
-                     : c == 10                                           ? 7
-                     : (c == -1 || c == 1 || c == 6 || c == 7 || c == 8) ? 3
+                     : c == 10                                           ? 3
+                     : (c == -1 || c == 1 || c == 6 || c == 7 || c == 8) ? (warp_scan ? 7 : 3)
                                                                          : 0;
+  }
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   sampling::SamplingParams p{};
