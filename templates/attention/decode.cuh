@@ -292,102 +292,8 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   CpAsyncWait<0>();
 }
 
-// One CTA per (work item, head tile) of a 16-bit KV cache whose K/V rows come through the
-// bulk-copy engine (variants with kBulk, sm_90+): a ring of kStages tiles, each with an mbarrier
-// that the copies complete (BulkTileLoader); the block barrier after the wait orders the reads
-// of the stage refilled next (tile t - 1's) before its refill. No per-thread cp.async groups;
-// the loader holds one page id per thread.
 template <class V>
-FLASHJIT_DEVICE void DecodeAttentionBulk(const DecodeParams& p) {
-  using T = typename V::DTypeQ;
-  using TKV = typename V::DTypeKV;
-  constexpr int kD = V::kHeadDim, kStages = V::kStages, kTile = kDecodeTileKV;
-  static_assert(sizeof(TKV) == 2 && !V::kRope, "bulk-copy variants: 16-bit KV without RoPE");
-  static_assert(kStages >= 2, "the pipeline needs at least two stages");
-  using Loader = BulkTileLoader<TKV, kD, kTile, kDecodeThreads>;
-
-  const int item = DecodeCtaItem(p), head_tile = DecodeCtaHeadTile(p);
-  const DecodeWorkItem w = ThisWorkItem(p, item);
-  const int num_items = p.num_work ? *p.num_work : DecodeGridItems(p);
-  if (item >= num_items) return;  // graph mode: fixed grid
-  const int kv_head = head_tile / p.q_tiles;
-  const int qh0 = kv_head * p.group_size + (head_tile % p.q_tiles) * kDecodeQTile;
-  const int rows = min(kDecodeQTile, p.group_size - (head_tile % p.q_tiles) * kDecodeQTile);
-  const int qpos = w.kv_len - 1;
-  const int key_lo = p.window_left >= 0 ? max(w.kv_start, qpos - p.window_left) : w.kv_start;
-
-  extern __shared__ __align__(128) char smem[];
-  constexpr int kRegionA = DecodeBulkPipelineBytes(kD, kStages) > DecodeEpilogueBytes(kD)
-                               ? DecodeBulkPipelineBytes(kD, kStages)
-                               : DecodeEpilogueBytes(kD);
-  static_assert(kRegionA % 16 == 0 && Loader::kTileBytes % 16 == 0, "bulk copies need 16 bytes");
-  T* q_smem = reinterpret_cast<T*>(smem + kRegionA);
-  uint64_t* bars =
-      reinterpret_cast<uint64_t*>(smem + kRegionA + kDecodeQTile * kD * 2 + DecodeStatsBytes());
-  auto k_stage = [&](int s) { return smem + s * 2 * Loader::kTileBytes; };
-  auto v_stage = [&](int s) { return smem + (s * 2 + 1) * Loader::kTileBytes; };
-
-  DecodeMergeItem merge_item = {};
-  if (w.merge >= 0 && p.merge_counters) merge_item = p.merge_items[w.merge];
-
-  // Prologue: the page ids of the first kStages - 1 tiles in flight while thread 0 sets up the
-  // stages' barriers; then their copies, the page ids of the next tile, and the query.
-  Loader loader;
-  loader.Init(p, w, kv_head);
-  const int n_tiles = (w.kv_end - w.kv_start + kTile - 1) / kTile;
-  int32_t pages[kStages - 1];
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s)
-    pages[s] = s < n_tiles ? loader.LoadPage(w.kv_start + s * kTile) : 0;
-  if (threadIdx.x == 0) {
-#pragma unroll
-    for (int s = 0; s < kStages; ++s) MbarrierInit(bars + s, 1);
-    FenceMbarrierInit();
-  }
-  __syncthreads();
-#pragma unroll
-  for (int s = 0; s < kStages - 1; ++s)
-    if (s < n_tiles)
-      loader.IssueTile(w.kv_start + s * kTile, pages[s], k_stage(s), v_stage(s), bars + s);
-  if (kStages - 1 < n_tiles) loader.PrefetchPage(w.kv_start + (kStages - 1) * kTile);
-  LoadQuery<V>(p, w, qh0, rows, qpos, q_smem);
-  __syncthreads();
-
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  DecodeWarp<V> state;
-  state.Init(q_smem);
-  if constexpr (V::kAlibi) {
-    const int r0 = lane / 4, r1 = lane / 4 + 8;
-    state.slope[0] = r0 < rows ? AlibiSlope(qh0 + r0, p.num_qo_heads) : 0.f;
-    state.slope[1] = r1 < rows ? AlibiSlope(qh0 + r1, p.num_qo_heads) : 0.f;
-  } else {
-    state.slope[0] = state.slope[1] = 0.f;
-  }
-
-  // Main loop: wait for tile t's bytes, refill the stage freed by tile t - 1, compute tile t.
-  for (int t = 0; t < n_tiles; ++t) {
-    MbarrierWaitParity(bars + t % kStages, static_cast<uint32_t>(t / kStages) & 1u);
-    __syncthreads();
-    const int next = t + kStages - 1;
-    if (next < n_tiles) {
-      loader.IssueTile(w.kv_start + next * kTile, loader.next_page, k_stage(next % kStages),
-                       v_stage(next % kStages), bars + next % kStages);
-      if (next + 1 < n_tiles) loader.PrefetchPage(w.kv_start + (next + 1) * kTile);
-    }
-    const int key0 = w.kv_start + t * kTile + warp * 16;
-    if (key0 >= w.kv_end || key0 + 16 <= key_lo) continue;  // nothing of this warp's 16 keys
-    state.Step(p, k_stage(t % kStages) + warp * 16 * Loader::kRowStride,
-               v_stage(t % kStages) + warp * 16 * Loader::kRowStride, key0, key_lo, w.kv_end, qpos);
-  }
-  __syncthreads();  // every copy was waited for; the epilogue reuses the stages
-  state.ReduceRowSums();
-  DecodeEpilogue<V>(p, w, merge_item, state, head_tile, qh0, rows, reinterpret_cast<float*>(smem),
-                    reinterpret_cast<float*>(q_smem));
-}
-
-// One CTA per (work item, head tile), the cp.async pipeline (every variant without kBulk).
-template <class V>
-FLASHJIT_DEVICE void DecodeAttentionCpAsync(const DecodeParams& p) {
+__device__ void decode_attention(const DecodeParams& p) {
   using T = typename V::DTypeQ;
   using TKV = typename V::DTypeKV;
   constexpr int kD = V::kHeadDim, kStages = V::kStages, kTile = kDecodeTileKV;
@@ -496,28 +402,19 @@ FLASHJIT_DEVICE void DecodeAttentionCpAsync(const DecodeParams& p) {
                     reinterpret_cast<float*>(q_smem));
 }
 
-template <class V>
-__device__ void decode_attention(const DecodeParams& p) {
-  if constexpr (V::kBulk) {
-    DecodeAttentionBulk<V>(p);
-  } else {
-    DecodeAttentionCpAsync<V>(p);
-  }
-}
-
 // The persistent grid's entry (16-bit KV): CTA blockIdx.x walks the units linked from
 // units[blockIdx.x]; CTAs at or beyond *p.persistent_ctas (a captured launch's fixed grid) exit.
 // A kernel of its own, so that the one-CTA-per-unit kernel keeps its registers.
 template <class V>
 __device__ void decode_persistent(const DecodeParams& p) {
-  if constexpr (sizeof(typename V::DTypeKV) == 2 && !V::kBulk) {
+  if constexpr (sizeof(typename V::DTypeKV) == 2) {
     const int cta = static_cast<int>(blockIdx.x);
     const int ctas = *p.persistent_ctas;
     const DecodeUnit first = LoadUnit(p.units + cta);  // the grid never exceeds the capacity
     if (cta >= ctas || first.head_tile < 0) return;
     DecodePersistent<V>(p, first);
   } else {
-    __trap();  // plans of fp8 caches and bulk-copy variants are never persistent
+    __trap();  // plans of fp8 caches are never persistent
   }
 }
 

@@ -35,16 +35,6 @@ struct DecodeWarp {
   float m[2], l[2];             // rows lane/4, lane/4 + 8
   float slope[2];               // ALiBi slope of those rows
 
-  // 16-byte chunk `chunk` of K/V row `row` of a tile: swizzled, or (bulk-copy variants) rows
-  // padded to kChunks + 1 chunks (see BulkTileLoader).
-  static FLASHJIT_DEVICE int KvChunk(int row, int chunk) {
-    if constexpr (V::kBulk) {
-      return row * (kChunks + 1) + chunk;
-    } else {
-      return SwizzledChunk<kChunks>(row, chunk);
-    }
-  }
-
   // kFp8Regs: head-dim column of accumulator o[j][c] (c = 0..3) of this thread.
   static FLASHJIT_DEVICE int Fp8OutColumn(int j, int c) {
     return (2 * (threadIdx.x % 4) + (c & 1)) * (kD / 8) + j;
@@ -105,7 +95,7 @@ struct DecodeWarp {
       for (int kk = 0; kk < kD / 16; ++kk) {
         uint32_t b[4];
         const int row = (lane / 16) * 8 + lane % 8;
-        LdMatrixX4(b, k_rows + KvChunk(row, kk * 2 + (lane / 8) % 2) * 8);
+        LdMatrixX4(b, k_rows + SwizzledChunk<kChunks>(row, kk * 2 + (lane / 8) % 2) * 8);
         MmaM16N8K16<T>(s[0], q_frag[kk], b[0], b[1]);
         MmaM16N8K16<T>(s[1], q_frag[kk], b[2], b[3]);
       }
@@ -162,7 +152,7 @@ struct DecodeWarp {
       for (int nn = 0; nn < kD / 16; ++nn) {
         uint32_t b[4];
         const int row = ((lane / 8) % 2) * 8 + lane % 8;
-        LdMatrixX4Trans(b, v_rows + KvChunk(row, nn * 2 + lane / 16) * 8);
+        LdMatrixX4Trans(b, v_rows + SwizzledChunk<kChunks>(row, nn * 2 + lane / 16) * 8);
         MmaM16N8K16<T>(o[2 * nn], p_frag, b[0], b[1]);
         MmaM16N8K16<T>(o[2 * nn + 1], p_frag, b[2], b[3]);
       }

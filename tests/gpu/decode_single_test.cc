@@ -288,45 +288,5 @@ TEST_CASE("single decode: logits far below zero and variant knobs", "[gpu][decod
   }
 }
 
-// The bulk-copy variant (forced; sm_90+) on contiguous caches: lengths at the tile and page
-// boundaries up to 16384, NHD and HND, the workspace's merge, cluster merges of 2..8 chunks,
-// GQA ratios, sinks, a window, f16, logits near -524288.
-TEST_CASE("single decode: bulk-copy variant", "[gpu][decode]") {
-  std::mt19937 rng(Seed());
-  ops::SetDecodeBulkForTesting(1);
-  struct Restore {
-    ~Restore() { ops::SetDecodeBulkForTesting(-1); }
-  } restore;
-  REQUIRE(ops::DecodeBulk(TestEngine(), 0, 2));
-  SingleCase c;
-  for (KVLayout layout : {KVLayout::kNHD, KVLayout::kHND})
-    for (int64_t len : {0, 1, 63, 64, 65, 129, 1024, 4097, 16384}) {
-      c.layout = layout;
-      c.kv_len = len;
-      c.workspace = len != 129;
-      RunSingle(c, rng);
-    }
-  for (auto [hq, hkv, len] : {std::tuple{8, 8, 1024}, {10, 2, 800}, {34, 2, 1024}, {7, 1, 300}}) {
-    c = SingleCase{};
-    c.num_qo_heads = hq;
-    c.num_kv_heads = hkv;
-    c.kv_len = len;
-    c.sinks = hq == 10;
-    RunSingle(c, rng);
-  }
-  c = SingleCase{};
-  c.kv_len = 900;
-  c.options.window_left = 100;
-  c.q_dtype = c.kv_dtype = DType::kF16;
-  RunSingle(c, rng);
-  c = SingleCase{};
-  c.huge_negative = true;
-  RunSingle(c, rng);
-  c = SingleCase{};
-  c.head_dim = 64;
-  c.kv_len = 3000;
-  RunSingle(c, rng);
-}
-
 }  // namespace
 }  // namespace flashjit::test

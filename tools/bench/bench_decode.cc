@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "src/ops/decode/decode_common.h"
 #include "src/ops/decode/decode_spec.h"
 #include "src/runtime/driver.h"
 #include "tools/bench/bench_util.h"
@@ -50,7 +49,6 @@ std::string ShapeKey(const Shape& s) {
 // --once (bench_util): one call of each shape, no timing (for a profiler).
 // --persistent 0|1|auto: sets FLASHJIT_DECODE_PERSISTENT for this process (A/B of the persistent
 // grid: 0 = one CTA per (item, head tile), 1 = every plan that does not cluster, auto = default).
-// --bulk 0|1: sets FLASHJIT_DECODE_BULK (K/V rows by the bulk-copy engine on 16-bit caches).
 struct Options {
   std::vector<std::string> shapes;
   bool Wants(const std::string& key) const {
@@ -68,8 +66,6 @@ Options ParseOptions(int argc, char** argv) {
       else
         setenv("FLASHJIT_DECODE_PERSISTENT", v.c_str(), 1);
     }
-    if (!std::strcmp(argv[i], "--bulk") && i + 1 < argc)
-      setenv("FLASHJIT_DECODE_BULK", argv[++i], 1);
     if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) {
       std::string list = argv[++i];
       for (size_t pos = 0; pos <= list.size();) {
@@ -149,7 +145,6 @@ int main(int argc, char** argv) {
       ws = bench::DeviceAlloc(ws_bytes);
     }
     Check((*w)->Plan(indptr.data(), last.data(), s.b, {}, ws, ws_bytes));
-    const bool bulk = ops::DecodeBulk(engine, 0, DTypeBytes(s.kv));
     // fp8 pages are half the size: the same pool holds twice as many.
     const int64_t page_bytes_kv = page_elems * DTypeBytes(s.kv);
     const int64_t n_pages = pool_pages * 2 * page_elems * 2 / (2 * page_bytes_kv);
@@ -166,8 +161,7 @@ int main(int argc, char** argv) {
     bench::Report("decode",
                   fmt::format("{} B={} L={}", s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len),
                   us, double(kv_bytes), 0,
-                  fmt::format("stages {}{}", ops::DecodeStages(d, DTypeBytes(s.kv), bulk),
-                              bulk ? " bulk" : "") +
+                  fmt::format("stages {}", ops::DecodeStages(d, DTypeBytes(s.kv))) +
                       bench::BackToBackNote(b2b, double(kv_bytes)));
   }
   // Single-request decode (contiguous KV, split over the SMs).

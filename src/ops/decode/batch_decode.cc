@@ -28,8 +28,6 @@ struct BatchDecode::State {
   // 16-bit KV (and, in graph mode, the forced mode): plans may take the persistent kernel.
   bool persistent_ok = false;
   ops::DecodePersistentMode persistent_mode = ops::kPersistentAuto;  // at Create
-  // The bulk-copy variant (ops::DecodeBulk at Create; plans with RoPE keep cp.async).
-  bool bulk = false;
 
   bool planned = false;
   int32_t batch = 0, n_items = 0, n_merge = 0, cluster = 0, persistent_ctas = 0;
@@ -70,8 +68,7 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   s->q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;
   FLASHJIT_ASSIGN_OR_RETURN(const int sms, runtime::MultiprocessorCount(engine, c.device));
   s->limits.ctas_per_item = c.num_kv_heads * s->q_tiles;
-  s->bulk = ops::DecodeBulk(engine, c.device, DTypeBytes(c.kv_dtype));
-  s->limits.slots = sms * ops::DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype), s->bulk);
+  s->limits.slots = sms * ops::DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
   s->limits.sms = sms;
   // A CTA alone on its SM reads a tile in less time than two CTAs sharing an SM take each, so a
   // batch whose unsplit items fit one per SM gains less from a split (and its merge) than the
@@ -94,7 +91,7 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   // 16-bit KV only (the fp8 epilogue would need two free stages); at head_dim 256 the
   // persistent kernel spills (255 registers, one CTA per SM), so only a forced mode takes it.
   s->persistent_mode = ops::DecodePersistent();
-  s->persistent_ok = DTypeBytes(c.kv_dtype) == 2 && !s->bulk &&
+  s->persistent_ok = DTypeBytes(c.kv_dtype) == 2 &&
                      (c.head_dim <= 128 || s->persistent_mode == ops::kPersistentAlways) &&
                      s->persistent_mode != ops::kPersistentNever &&
                      (!c.cuda_graph || s->persistent_mode == ops::kPersistentAlways);
@@ -132,8 +129,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
         "workspace: graph mode needs the same workspace in every Plan() (a captured graph "
         "holds its address)");
   FLASHJIT_RETURN_IF_ERROR(ops::CheckDecodeOptions(options, c.num_qo_heads, c.device));
-  const ops::DecodeSpec spec =
-      ops::DecodeSpecFor(c.q_dtype, c.kv_dtype, c.head_dim, options, s.bulk);
+  const ops::DecodeSpec spec = ops::DecodeSpecFor(c.q_dtype, c.kv_dtype, c.head_dim, options);
   if (c.cuda_graph && s.planned && std::memcmp(&spec, &s.spec, sizeof(spec)) != 0)
     return Status::InvalidArgument(
         "options: graph mode cannot change the kernel variant between plans (soft cap, ALiBi, "

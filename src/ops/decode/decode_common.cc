@@ -83,9 +83,8 @@ Status CheckLse(const TensorView& lse, std::initializer_list<int64_t> shape, int
   return Status::Ok();
 }
 
-DecodeSpec DecodeSpecFor(DType q_dtype, DType kv_dtype, int head_dim, const DecodeOptions& o,
-                         bool bulk) {
-  return ChooseDecode(q_dtype, kv_dtype, head_dim, o.logits_soft_cap > 0.f, o.alibi, o.rope, bulk);
+DecodeSpec DecodeSpecFor(DType q_dtype, DType kv_dtype, int head_dim, const DecodeOptions& o) {
+  return ChooseDecode(q_dtype, kv_dtype, head_dim, o.logits_soft_cap > 0.f, o.alibi, o.rope);
 }
 
 void FillOptionParams(const DecodeOptions& o, int head_dim, attention::DecodeParams* p) {
@@ -123,10 +122,6 @@ int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_byte
   // Session 5 on the H200: 16-bit KV at D 128 (2 CTAs per SM) gained everywhere it applied; fp8
   // KV at D 128 (3 CTAs per SM, clusters of 3) lost 7-31 %, not understood yet.
   if (kMode == 0 || (kMode == 1 && !(kv_bytes == 2 && head_dim == 128))) return 0;
-  return DecodeSm90(engine, device) ? 8 : 0;
-}
-
-bool DecodeSm90(const Engine& engine, int device) {
   auto has_clusters = [](const std::string& arch) {  // "sm_90", "sm_90a", "sm_100", ...
     return arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 90;
   };
@@ -148,25 +143,12 @@ bool DecodeSm90(const Engine& engine, int device) {
       if (cacheable && info.ok()) known[device].store(ok ? 2 : 1, std::memory_order_relaxed);
     }
   }
-  return ok;
+  return ok ? 8 : 0;
 }
 
 namespace {
 std::atomic<int> g_persistent_test_mode{-1}, g_persistent_test_ctas{0};
-std::atomic<int> g_bulk_test_mode{-1};
 }  // namespace
-
-void SetDecodeBulkForTesting(int mode) { g_bulk_test_mode.store(mode < 0 ? -1 : mode != 0); }
-
-bool DecodeBulk(const Engine& engine, int device, int kv_bytes) {
-  static const bool kKnob = [] {
-    const char* v = std::getenv("FLASHJIT_DECODE_BULK");
-    return v && std::strcmp(v, "1") == 0;
-  }();
-  const int forced = g_bulk_test_mode.load(std::memory_order_relaxed);
-  const bool on = forced >= 0 ? forced == 1 : kKnob;
-  return on && kv_bytes == 2 && DecodeSm90(engine, device);
-}
 
 void SetDecodePersistentForTesting(int mode, int max_ctas) {
   g_persistent_test_mode.store(mode < 0 ? -1 : std::min(mode, 2));

@@ -21,9 +21,8 @@ Status CheckKVAlignment(const TensorView& t, const char* name);
 Status CheckLse(const TensorView& lse, std::initializer_list<int64_t> shape, int device);
 inline bool Present(const TensorView& t) { return t.data != nullptr || t.ndim != 0; }
 
-// The spec for these options; bulk: the bulk-copy variant where it applies (DecodeBulk).
-DecodeSpec DecodeSpecFor(DType q_dtype, DType kv_dtype, int head_dim, const DecodeOptions& o,
-                         bool bulk = false);
+// The spec for these options.
+DecodeSpec DecodeSpecFor(DType q_dtype, DType kv_dtype, int head_dim, const DecodeOptions& o);
 
 // Runtime fields of the Params from the options (scales, cap, window, RoPE, sinks).
 void FillOptionParams(const DecodeOptions& o, int head_dim, attention::DecodeParams* p);
@@ -36,16 +35,6 @@ bool DecodeHeadMajor();
 // case measured faster on the H200; 0 elsewhere. Tuning knob FLASHJIT_DECODE_CLUSTER: 0 = never,
 // all = every KV dtype and head dim.
 int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_bytes);
-
-// Whether `device` is sm_90 or later (the engine's arch when set; queried once per device).
-bool DecodeSm90(const Engine& engine, int device);
-
-// Whether 16-bit KV caches (without RoPE) on `device` take the bulk-copy variant
-// (DecodeSpec::bulk, sm_90+): tuning knob FLASHJIT_DECODE_BULK=1 (default 0); plans with it never
-// run on a persistent grid.
-bool DecodeBulk(const Engine& engine, int device, int kv_bytes);
-// Tests: calls afterwards use `mode` (0 / 1); mode < 0 restores the knob.
-void SetDecodeBulkForTesting(int mode);
 
 // Which plans of a 16-bit KV cache run on a persistent grid (DecodeParams::units). Tuning knob
 // FLASHJIT_DECODE_PERSISTENT: 0 = never, 1 = every plan that does not cluster (for A/B and

@@ -26,9 +26,6 @@ const spec::OpFamily* DecodeFamily() {
         spec::BoolField("soft_cap", false, "cap", "logits soft cap: cap * tanh(x / cap)"),
         spec::BoolField("alibi", false, "alibi", "ALiBi position bias"),
         spec::BoolField("rope", false, "rope", "RoPE on q and k inside the kernel"),
-        spec::BoolField("bulk", false, "bulk",
-                        "K/V rows by the bulk-copy engine (cp.async.bulk, mbarriers; sm_90+, "
-                        "16-bit KV without RoPE)"),
     };
     f.check = [](const spec::Json& s) -> Status {
       const std::string q = s["dtype_q"], kv = s["dtype_kv"];
@@ -38,12 +35,8 @@ const spec::OpFamily* DecodeFamily() {
             "use e4m3 / e5m2",
             kv, q));
       const int kv_bytes = kv.size() == 4 && kv[0] == 'e' ? 1 : 2;
-      const bool bulk = s["bulk"].get<bool>();
-      if (bulk && (kv_bytes != 2 || s["rope"].get<bool>()))
-        return Status::InvalidArgument(
-            "bulk: the bulk-copy variant needs a 16-bit KV cache and no in-kernel RoPE");
-      const int smem = attention::DecodeSmemBytes(
-          s["head_dim"].get<int>(), kv_bytes, s["stages"].get<int>(), s["rope"].get<bool>(), bulk);
+      const int smem = attention::DecodeSmemBytes(s["head_dim"].get<int>(), kv_bytes,
+                                                  s["stages"].get<int>(), s["rope"].get<bool>());
       if (smem > 227 * 1024)
         return Status::InvalidArgument(
             fmt::format("stages: {} stages need {} bytes of shared memory; at most 232448 fit",
@@ -61,11 +54,11 @@ const spec::OpFamily* DecodeFamily() {
           "  using DTypeQ = {};\n  using DTypeKV = {};\n  static constexpr int kThreads = 128;\n"
           "  static constexpr int kHeadDim = {};\n  static constexpr int kStages = {};\n"
           "  static constexpr bool kSoftCap = {};\n  static constexpr bool kAlibi = {};\n"
-          "  static constexpr bool kRope = {};\n  static constexpr bool kBulk = {};\n",
+          "  static constexpr bool kRope = {};\n",
           spec::CxxType(s["dtype_q"].get<std::string>()),
           spec::CxxType(s["dtype_kv"].get<std::string>()), s["head_dim"].get<int>(),
           s["stages"].get<int>(), s["soft_cap"].get<bool>(), s["alibi"].get<bool>(),
-          s["rope"].get<bool>(), s["bulk"].get<bool>());
+          s["rope"].get<bool>());
     };
     return f;
   }();
@@ -84,11 +77,10 @@ Result<VariantSpec> DecodeSpec::ToVariant() const {
                                      {"stages", stages},
                                      {"soft_cap", soft_cap != 0},
                                      {"alibi", alibi != 0},
-                                     {"rope", rope != 0},
-                                     {"bulk", bulk != 0}});
+                                     {"rope", rope != 0}});
 }
 
-int DecodeStages(int head_dim, int kv_bytes, bool bulk) {
+int DecodeStages(int head_dim, int kv_bytes) {
   // Tuning knob for benchmarks: FLASHJIT_DECODE_STAGES (2..8) overrides the depth up to D 128,
   // as far as shared memory allows.
   static const int kOverride = [] {
@@ -98,8 +90,7 @@ int DecodeStages(int head_dim, int kv_bytes, bool bulk) {
   }();
   if (kOverride && head_dim <= 128) {
     int n = kOverride;
-    while (n > 2 && attention::DecodeSmemBytes(head_dim, kv_bytes, n, !bulk, bulk) > 227 * 1024)
-      --n;
+    while (n > 2 && attention::DecodeSmemBytes(head_dim, kv_bytes, n, true) > 227 * 1024) --n;
     return n;
   }
   // About 32 KB of K+V per stage in flight for 16-bit caches; two CTAs per SM up to D = 128.
@@ -108,15 +99,13 @@ int DecodeStages(int head_dim, int kv_bytes, bool bulk) {
 }
 
 int DecodeSmemBytes(const DecodeSpec& s) {
-  return attention::DecodeSmemBytes(s.head_dim, DTypeBytes(s.kv_dtype), s.stages, s.rope != 0,
-                                    s.bulk != 0);
+  return attention::DecodeSmemBytes(s.head_dim, DTypeBytes(s.kv_dtype), s.stages, s.rope != 0);
 }
 
-int DecodeCtasPerSm(int head_dim, int kv_bytes, bool bulk) {
+int DecodeCtasPerSm(int head_dim, int kv_bytes) {
   // Without RoPE (fp8 with RoPE needs more shared memory; the plan then overestimates slots).
-  bulk = bulk && kv_bytes == 2;
-  const int smem = attention::DecodeSmemBytes(head_dim, kv_bytes,
-                                              DecodeStages(head_dim, kv_bytes, bulk), false, bulk);
+  const int smem =
+      attention::DecodeSmemBytes(head_dim, kv_bytes, DecodeStages(head_dim, kv_bytes), false);
   int by_smem = (228 * 1024) / (smem + 1024);
   const int by_regs = head_dim == 64 ? 3 : head_dim == 128 ? 3 : 1;  // 164 registers at D 128
   by_smem = by_smem < 1 ? 1 : by_smem;
@@ -124,13 +113,12 @@ int DecodeCtasPerSm(int head_dim, int kv_bytes, bool bulk) {
 }
 
 DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_cap, bool alibi,
-                        bool rope, bool bulk) {
+                        bool rope) {
   DecodeSpec s;
-  s.bulk = bulk && DTypeBytes(kv_dtype) == 2 && !rope;
   s.q_dtype = q_dtype;
   s.kv_dtype = kv_dtype;
   s.head_dim = static_cast<uint16_t>(head_dim);
-  s.stages = static_cast<uint8_t>(DecodeStages(head_dim, DTypeBytes(kv_dtype), s.bulk != 0));
+  s.stages = static_cast<uint8_t>(DecodeStages(head_dim, DTypeBytes(kv_dtype)));
   s.soft_cap = soft_cap;
   s.alibi = alibi;
   s.rope = rope;

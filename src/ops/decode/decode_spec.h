@@ -19,22 +19,17 @@ struct DecodeSpec {
   uint8_t soft_cap = 0;
   uint8_t alibi = 0;
   uint8_t rope = 0;
-  uint8_t bulk = 0;  // K/V rows through the bulk-copy engine (16-bit KV without RoPE, sm_90+)
-  uint8_t pad_ = 0;  // (specs are compared with memcmp)
 
   Result<VariantSpec> ToVariant() const;
 };
 
-// Pipeline depth for a head dim and KV element size (bulk: the bulk-copy variant's padded
-// stages), and the decode CTAs one SM holds.
-int DecodeStages(int head_dim, int kv_bytes, bool bulk = false);
-int DecodeCtasPerSm(int head_dim, int kv_bytes, bool bulk = false);
+// Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
+int DecodeStages(int head_dim, int kv_bytes);
+int DecodeCtasPerSm(int head_dim, int kv_bytes);
 // Dynamic shared memory of a decode variant.
 int DecodeSmemBytes(const DecodeSpec& spec);
 
-// bulk: take the bulk-copy variant where it applies (16-bit KV without RoPE); the caller checks
-// the arch (DecodeBulk).
 DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_cap, bool alibi,
-                        bool rope, bool bulk = false);
+                        bool rope);
 
 }  // namespace flashjit::ops

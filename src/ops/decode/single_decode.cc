@@ -70,9 +70,7 @@ Status SingleDecode(Engine& engine, const TensorView& q, const TensorView& k, co
     return Status::InvalidArgument("workspace: null with workspace_bytes > 0");
   if (num_qo_heads == 0) return Status::Ok();
 
-  const bool bulk = DecodeBulk(engine, q.device, DTypeBytes(k.dtype));
-  const DecodeSpec spec =
-      DecodeSpecFor(q.dtype, k.dtype, static_cast<int>(head_dim), options, bulk);
+  const DecodeSpec spec = DecodeSpecFor(q.dtype, k.dtype, static_cast<int>(head_dim), options);
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, q.device));
   FLASHJIT_ASSIGN_OR_RETURN(const int sms, runtime::MultiprocessorCount(engine, q.device));
 
@@ -86,7 +84,7 @@ Status SingleDecode(Engine& engine, const TensorView& q, const TensorView& k, co
       workspace_bytes < 16 ? 0 : (workspace_bytes - 16) / SlotBytes(num_qo_heads, head_dim));
   DecodeScheduleLimits limits;
   limits.ctas_per_item = static_cast<int>(num_kv_heads) * q_tiles;
-  limits.slots = sms * DecodeCtasPerSm(static_cast<int>(head_dim), DTypeBytes(k.dtype), bulk);
+  limits.slots = sms * DecodeCtasPerSm(static_cast<int>(head_dim), DTypeBytes(k.dtype));
   limits.max_items = static_cast<int>(max_slots);
   if (max_slots >= 2)
     limits.max_cluster =
