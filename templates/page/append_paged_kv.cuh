@@ -4,8 +4,7 @@
 // access), kItems (accesses per thread, loaded before any is stored), kResolve (resolve every
 // item's page before the first store: the index chains of all items overlap each other and the
 // row loads; otherwise each item's chain starts after the previous item's stores), kTokens
-// (token-tile form), kLoop (token-tile form over a resident grid, see AppendTokenLoop),
-// kShortChain (token-tile form: kv_indptr read from warp 0's registers, see ResolveTokensWarp).
+// (token-tile form), kLoop (token-tile form over a resident grid, see AppendTokenLoop).
 // Work item w = ((token * heads) + head) * chunks + chunk, chunk = kVec elements of head_dim.
 // Token t goes to page kv_indices[kv_indptr[b] + positions[t] / page_size], slot
 // positions[t] % page_size, with b = batch_indices[t].
@@ -116,37 +115,6 @@ FLASHJIT_DEVICE void AppendPerItem(const AppendKvParams& p) {
   }
 }
 
-// Slot-row offsets of tokens t0 .. t0 + ntok - 1 (ntok <= 32) by warp 0 with a chain of two
-// dependent loads instead of three: each lane loads batch index and position of its token and,
-// beside them, kv_indptr[lane + 32 j] (j < 4: up to 128 entries) into registers; the token's
-// kv_indptr[b] then comes by a shuffle from lane b % 32, and only kv_indices waits on it.
-// REQUIRES: warp 0 converged; ntok <= 32; p.indptr_len <= 128.
-FLASHJIT_DEVICE void ResolveTokensWarp(const AppendKvParams& p, int t0, int ntok, int64_t* k_row,
-                                       int64_t* v_row) {
-  const int lane = static_cast<int>(threadIdx.x);
-  int b = 0, pos = 0;
-  if (lane < ntok) {
-    b = p.batch_indices[t0 + lane];
-    pos = p.positions[t0 + lane];
-  }
-  int ip[4];
-#pragma unroll
-  for (int j = 0; j < 4; ++j) ip[j] = lane + 32 * j < p.indptr_len ? p.kv_indptr[lane + 32 * j] : 0;
-  int start = 0;
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const int v = __shfl_sync(0xffffffffu, ip[j], b & 31);
-    if ((b >> 5) == j) start = v;
-  }
-  if (lane < ntok) {
-    const int q = pos / p.page_size;
-    const int slot = pos - q * p.page_size;
-    const int64_t page = p.kv_indices[start + q];
-    k_row[lane] = page * p.k_layout.stride_page + slot * p.k_layout.stride_slot;
-    v_row[lane] = page * p.v_layout.stride_page + slot * p.v_layout.stride_slot;
-  }
-}
-
 // Token-tile form (kTokens): the block's work items span tokens t0 .. t0 + ntok - 1; every
 // thread issues its row loads first, then threads 0 .. ntok - 1 resolve one token each (batch
 // index and position -> kv_indptr -> kv_indices) into shared memory while those loads are in
@@ -184,18 +152,14 @@ FLASHJIT_DEVICE void AppendTokenTile(const AppendKvParams& p) {
     hoff[i] = head * 65536 + e;  // head < 2^15 and e < 2^16 (host)
     LoadItem(p, token, head, e, k[i], v[i]);
   }
-  if (V::kShortChain && ntok <= 32 && p.indptr_len <= 128) {  // block-uniform
-    if (threadIdx.x < 32) ResolveTokensWarp(p, t0, ntok, k_row, v_row);
-  } else {
-    for (int t = threadIdx.x; t < ntok; t += kThreads) {
-      const int token = t0 + t;
-      const int b = p.batch_indices[token], pos = p.positions[token];
-      const int q = pos / p.page_size;
-      const int slot = pos - q * p.page_size;
-      const int64_t page = p.kv_indices[p.kv_indptr[b] + q];
-      k_row[t] = page * p.k_layout.stride_page + slot * p.k_layout.stride_slot;
-      v_row[t] = page * p.v_layout.stride_page + slot * p.v_layout.stride_slot;
-    }
+  for (int t = threadIdx.x; t < ntok; t += kThreads) {
+    const int token = t0 + t;
+    const int b = p.batch_indices[token], pos = p.positions[token];
+    const int q = pos / p.page_size;
+    const int slot = pos - q * p.page_size;
+    const int64_t page = p.kv_indices[p.kv_indptr[b] + q];
+    k_row[t] = page * p.k_layout.stride_page + slot * p.k_layout.stride_slot;
+    v_row[t] = page * p.v_layout.stride_page + slot * p.v_layout.stride_slot;
   }
   __syncthreads();
 #pragma unroll

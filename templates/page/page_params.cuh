@@ -33,7 +33,7 @@ struct AppendKvParams {
   float k_rcp_scale;  // the cache holds value / scale (fp8); 1 for 16-bit caches
   float v_rcp_scale;
   int32_t tile_tokens;  // token-tile form: most tokens one block's items span (smem rows)
-  int32_t indptr_len;   // entries of kv_indptr (batch + 1)
+  int32_t pad_;
 };
 FLASHJIT_CHECK_PARAMS(AppendKvParams, 176);
 

@@ -51,8 +51,7 @@ inline std::vector<ops::RopeSpec> RopeSweep() {
 }
 
 // The token-tile append form over threads / items, the per-item form (the first default;
-// resolve-first for fp8 caches), the token-tile form over a resident grid (tokens = 2), and the
-// token-tile form with the short index chain (chain).
+// resolve-first for fp8 caches), and the token-tile form over a resident grid (tokens = 2).
 inline std::vector<ops::AppendKvSpec> AppendKvSweep() {
   std::vector<ops::AppendKvSpec> forms;
   for (auto [tokens, threads, items] : std::vector<std::array<int, 3>>{{1, 256, 4},
@@ -70,16 +69,6 @@ inline std::vector<ops::AppendKvSpec> AppendKvSweep() {
     ops::AppendKvSpec f;
     f.tokens = static_cast<uint8_t>(tokens != 0);
     f.loop = static_cast<uint8_t>(tokens == 2);
-    f.threads = static_cast<uint16_t>(threads);
-    f.items = static_cast<uint8_t>(items);
-    forms.push_back(f);
-  }
-  // Session 8: the token-tile form with kv_indptr in warp registers (two-load index chain);
-  // forms[12] is forms[5]'s counterpart.
-  for (auto [threads, items] : std::vector<std::array<int, 2>>{{128, 2}, {128, 4}, {256, 2}}) {
-    ops::AppendKvSpec f;
-    f.tokens = 1;
-    f.chain = 1;
     f.threads = static_cast<uint16_t>(threads);
     f.items = static_cast<uint8_t>(items);
     forms.push_back(f);

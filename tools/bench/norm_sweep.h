@@ -17,7 +17,7 @@ struct NormKnob {
   int threads, items, rows = 1;
   bool pf = false, gs = false, wp = false, cs = true;
   int st = 0;  // LayerNorm statistics: 0 two reductions, 1 shifted sums in one (one-pass kernel)
-  int mb = 1;  // launch bounds: at least mb blocks per SM
+  int mb = 0;  // launch bounds: at least mb blocks per SM (0: no minimum)
 
   ops::NormSpec Spec() const {
     ops::NormSpec s;
@@ -51,15 +51,15 @@ inline std::vector<NormSweepCase> NormSweep() {
        8192,
        {N{128, 8, 1, false, false, true}, N{128, 8}, N{256, 4}, N{128, 8, 1, false, true},
         N{128, 8, 1, false, true, false, false}, N{128, 8, 1, false, false, false, false},
-        N{128, 8, 1, false, false, false, true, 0, 10},
-        N{128, 8, 1, false, false, false, true, 0, 12}, N{128, 8}}},
+        N{128, 8, 1, false, false, false, true, 0, 10}, N{128, 8},
+        N{128, 8, 1, false, false, false, true, 0, 10}}},
       {K::kRms,
        16384,
        0,
        4096,
        {N{64, 8, 1, false, false, true}, N{64, 8}, N{128, 4}, N{256, 2},
         N{64, 8, 1, false, true, false, false}, N{128, 4, 1, false, false, false, true, 0, 16},
-        N{128, 4}}},
+        N{128, 4}, N{128, 4, 1, false, false, false, true, 0, 16}, N{128, 4}}},
       {K::kRms, 4096, 0, 16384, {N{256, 8}, N{512, 4}, N{256, 8, 1, false, true}}},
       {K::kFusedAdd,
        8192,
@@ -73,16 +73,20 @@ inline std::vector<NormSweepCase> NormSweep() {
        0,
        8192,
        {N{256, 4}, N{256, 4, 1, false, false, true}, N{256, 4, 1, false, true},
-        N{128, 8, 1, false, true}, N{512, 2, 1, true}, N{256, 4, 1, false, false, false, true, 1},
-        N{128, 8, 1, false, false, false, true, 1}, N{512, 2, 1, false, false, false, true, 1},
-        N{256, 4, 1, false, false, true, true, 1}, N{256, 4, 1, false, false, false, true, 1, 6},
-        N{256, 4, 1, false, false, false, true, 0, 6}, N{256, 4}}},
+        N{128, 8, 1, false, true}, N{512, 2, 1, true}, N{128, 8, 1, false, false, false, true, 1},
+        N{256, 4, 1, false, false, true, true, 1},
+        // A/B, twice: two reductions / one, without and with 6 blocks per SM
+        N{256, 4}, N{256, 4, 1, false, false, false, true, 1},
+        N{256, 4, 1, false, false, false, true, 0, 6},
+        N{256, 4, 1, false, false, false, true, 1, 6}, N{256, 4},
+        N{256, 4, 1, false, false, false, true, 1}, N{256, 4, 1, false, false, false, true, 0, 6},
+        N{256, 4, 1, false, false, false, true, 1, 6}}},
       {K::kRms,
        16384,
        32,
        128,
        {N{4, 4, 64, true}, N{8, 2, 32, false, true}, N{8, 2, 16, true}, N{16, 1, 16, true},
-        N{4, 4, 64}, N{8, 2, 32}, N{4, 4, 32}, N{4, 4, 64, true}}},
+        N{4, 4, 64}, N{8, 2, 32}, N{4, 4, 32}, N{4, 4, 64, true}, N{4, 4, 64}}},
       {K::kRms,
        64,
        0,

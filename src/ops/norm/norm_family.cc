@@ -51,8 +51,10 @@ const spec::OpFamily* NormFamily() {
                             "one-row-per-block LayerNorm: 0 = exact two-pass variance (two "
                             "reductions), 1 = shifted sums (x - x[0]) in one reduction, the "
                             "two-pass one only where the shift is far from the mean"),
-        spec::IntField("minb", {1, 2, 4, 6, 8, 10, 12, 16}, 1, "mb",
-                       "launch bounds: at least this many blocks per SM (caps the registers)"),
+        spec::IntField("minb", {0, 2, 4, 6, 8, 10, 12, 16}, 0, "mb",
+                       "launch bounds: at least this many blocks per SM (caps the registers); 0 "
+                       "= no minimum (the compiler's choice; a minimum of 1 would let it use "
+                       "more registers than with none)"),
         spec::BoolField("grid_stride", false, "gs",
                         "without prefetch: the resident-grid loop instead of one row group per "
                         "block (the previous kernel, kept for comparison)"),
@@ -175,8 +177,13 @@ NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, in
     s.threads = static_cast<uint16_t>(threads);
     s.items = static_cast<uint8_t>(NextPow2((accesses + threads - 1) / threads));
     s.prefetch = 0;
-    // LayerNorm: shifted sums in one reduction (docs/perf/layer_ops.md, "Session 8").
+    // Session 8 (docs/perf/layer_ops.md): LayerNorm's shifted sums in one reduction; launch
+    // bounds that cap the registers where measured (nvcc -Xptxas -v, sm_90a, no spill): LayerNorm
+    // 256 x 4 at 40 registers (6 blocks per SM; 44 and 5 without), rms 128 x <= 4 at 32 (16
+    // blocks; 38 and 12 without).
     s.stats = kind == NormKind::kLayer ? 1 : 0;
+    if (kind == NormKind::kLayer && threads == 256 && s.items == 4) s.minb = 6;
+    if (kind == NormKind::kRms && threads == 128 && s.items <= 4) s.minb = 16;
     return s;
   }
   // Longer rows: 1024 threads over a resident grid that prefetches the next row (up to 16

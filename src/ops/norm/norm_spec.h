@@ -28,7 +28,7 @@ struct NormSpec {
   uint8_t grid_stride = 0;  // with prefetch = 0: the resident-grid loop (one block per row)
   uint8_t wprefetch = 0;    // one-pass kernel: weights prefetched into L1 before the reduction
   uint8_t stats = 0;        // one-pass LayerNorm: 0 two reductions, 1 shifted sums in one
-  uint8_t minb = 1;         // launch bounds: at least this many blocks per SM (registers capped)
+  uint8_t minb = 0;  // launch bounds: at least this many blocks per SM (0: none, the compiler's)
   uint8_t pad_ = 0;
 
   Result<VariantSpec> ToVariant() const;

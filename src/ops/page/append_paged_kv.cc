@@ -42,7 +42,6 @@ uint8_t ResolveFirst(bool fp8) {
 }
 
 // Benchmark knob: FLASHJIT_PAGE_KERNEL = "tokens:<threads>:<items>" (token-tile form),
-// "chain:<threads>:<items>" (token-tile form with the two-load index chain),
 // "loop:<threads>:<items>" (token-tile form over a resident grid) or "item:<threads>:<items>"
 // (per-item form, resolve as FLASHJIT_PAGE_RESOLVE / the fp8 rule).
 const AppendKvSpec* KernelOverride() {
@@ -53,9 +52,6 @@ const AppendKvSpec* KernelOverride() {
     int t = 0, i = 0;
     if (std::sscanf(v, "tokens:%d:%d", &t, &i) == 2) {
       s.tokens = 1;
-    } else if (std::sscanf(v, "chain:%d:%d", &t, &i) == 2) {
-      s.tokens = 1;
-      s.chain = 1;
     } else if (std::sscanf(v, "loop:%d:%d", &t, &i) == 2) {
       s.tokens = 1;
       s.loop = 1;
@@ -152,19 +148,16 @@ Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const Tenso
   // 2 % slower: 72 registers, 7 blocks per SM instead of 12); for fp8 caches 256 x 2 over a
   // resident grid (loop form: 11-13 % faster than one tile per block in the s4 call; likely
   // because the fp8 conversions and stores of a tile now overlap the next tile's loads).
-  // 16-bit caches read kv_indptr from warp registers (a two-load index chain; session 8).
   AppendKvSpec spec;
   spec.threads = fp8 ? 256 : 128;
   spec.items = 2;
   spec.tokens = 1;
   spec.loop = fp8 ? 1 : 0;
-  spec.chain = fp8 ? 0 : 1;
   if (const AppendKvSpec* f = force ? force : KernelOverride()) {
     spec.threads = f->threads;
     spec.items = f->items;
     spec.tokens = f->tokens;
     spec.loop = f->loop;
-    spec.chain = f->chain;
   }
   spec.dtype = key.dtype;
   spec.cache_dtype = k_cache.dtype;
@@ -178,7 +171,6 @@ Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const Tenso
   // Token-tile form: head and element offset packed in 16 bits each (else the per-item form).
   if (heads >= 32768 || head_dim >= 65536) spec.tokens = spec.loop = 0;
   if (!spec.tokens) spec.loop = 0;
-  if (!spec.tokens || spec.loop) spec.chain = 0;
   const int64_t tile_tokens = std::min(nnz, per_block / per_token + 2);
   spec.resolve = spec.tokens ? 0 : ResolveFirst(fp8);
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, key.device));
@@ -205,7 +197,6 @@ Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const Tenso
   p.k_rcp_scale = 1.f / k_scale;
   p.v_rcp_scale = 1.f / v_scale;
   p.tile_tokens = static_cast<int32_t>(tile_tokens);
-  p.indptr_len = static_cast<int32_t>(std::min<int64_t>(batch + 1, 0x7fffffff));
   runtime::LaunchConfig cfg;
   const int64_t tiles = (total + per_block - 1) / per_block;
   // Loop form: one wave of resident blocks, each taking every grid-th tile (two offset tables).

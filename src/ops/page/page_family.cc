@@ -26,10 +26,6 @@ const spec::OpFamily* AppendKvFamily() {
         spec::BoolField("loop", false, "lp",
                         "token-tile form over a resident grid: the next tile loaded while this "
                         "one is stored"),
-        spec::BoolField("chain", false, "sc",
-                        "token-tile form: kv_indptr (up to 128 entries) read into warp 0's "
-                        "registers beside the batch indices, so a token's page waits on two "
-                        "dependent loads instead of three"),
     };
     f.check = [](const spec::Json& s) {
       const std::string c = s["cache"].get<std::string>();
@@ -40,10 +36,6 @@ const spec::OpFamily* AppendKvFamily() {
       if (s["loop"].get<bool>() && !s["tokens"].get<bool>())
         return Status::InvalidArgument(
             "loop: the resident-grid loop is a token-tile form (tokens)");
-      if (s["chain"].get<bool>() && (!s["tokens"].get<bool>() || s["loop"].get<bool>()))
-        return Status::InvalidArgument(
-            "chain: the short index chain is a form of the one-tile token-tile kernel (tokens, "
-            "not loop)");
       return Status::Ok();
     };
     f.entries = {{"flashjit_append_paged_kv", "flashjit::page::append_paged_kv",
@@ -53,11 +45,11 @@ const spec::OpFamily* AppendKvFamily() {
           "  using DType = {};\n  using CacheType = {};\n  static constexpr int kThreads = {};\n"
           "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n"
           "  static constexpr bool kResolve = {};\n  static constexpr bool kTokens = {};\n"
-          "  static constexpr bool kLoop = {};\n  static constexpr bool kShortChain = {};\n",
+          "  static constexpr bool kLoop = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           spec::CxxType(s["cache"].get<std::string>()), s["threads"].get<int>(),
           s["vec"].get<int>(), s["items"].get<int>(), s["resolve"].get<bool>(),
-          s["tokens"].get<bool>(), s["loop"].get<bool>(), s["chain"].get<bool>());
+          s["tokens"].get<bool>(), s["loop"].get<bool>());
     };
     return f;
   }();
@@ -95,8 +87,7 @@ Result<VariantSpec> AppendKvSpec::ToVariant() const {
                                      {"items", items},
                                      {"resolve", resolve != 0},
                                      {"tokens", tokens != 0},
-                                     {"loop", loop != 0},
-                                     {"chain", chain != 0}});
+                                     {"loop", loop != 0}});
 }
 
 Result<VariantSpec> BatchPositionsSpec::ToVariant() const {
