@@ -38,8 +38,9 @@ struct SamplingSpec {
   // The two-pass top-p kernel's digit scans, bits: 1 with 3 block barriers instead of 6 (variant
   // field fast_scan), 2 at digits 2-3 the mass above the bin from the scan's exact prefix: 2
   // barriers (exact_prefix), 4 (with 2) digits 2-3 scanned in integers by every warp: 1 barrier
-  // (warp_scan). The default since session 7 (3; SamplingTuning::candidates 9: 1 only, 10: 7,
-  // 11: 0, session 6's block scans).
+  // (warp_scan). The default: 7 since session 8, 3 in clusters of blocks of fewer than 512
+  // threads (SamplingTuning::candidates 9: 1 only, 10: 3 everywhere, session 7's default, 11: 0,
+  // session 6's block scans).
   uint8_t fast_scan = 0;  // (in the former padding byte: the spec's bytes are its key)
 
   Result<VariantSpec> ToVariant() const;
