@@ -7,8 +7,8 @@
 // kGemma (scale by weight + 1), kStreaming (evict-first hints on activation traffic),
 // kPrefetch (load the next row group before reducing the current one), kGridStride (with
 // kPrefetch false: run the resident-grid loop below with one block per row instead of
-// norm_one_pass), kPrefetchWeights (norm_one_pass only: weights prefetched into L1), kStats
-// (norm_one_pass LayerNorm only: 0 two reductions, 1 shifted sums in one; see there).
+// norm_one_pass), kPrefetchWeights (norm_one_pass only: weights prefetched into L1), kMinBlocks
+// (the entry's launch bounds: at least this many blocks per SM; 0 = no minimum).
 //
 // Without kPrefetch or kGridStride and with rows in registers, each block normalises one row group
 // (norm_one_pass.cuh; the host launches one block per group). Otherwise blocks walk over row

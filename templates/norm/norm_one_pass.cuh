@@ -7,14 +7,6 @@
 // in flight per SM come from resident blocks, not from per-thread prefetch). With
 // kPrefetchWeights the weights (and bias) are prefetched into L1 before the reduction, so that
 // their loads after it hit L1 without holding registers across the reduction.
-//
-// LayerNorm statistics (kStats): 0 = the exact two-pass variance (the mean reduced, then the
-// squared deviations from it: two block reductions, two barriers); 1 = shifted sums in one
-// reduction: with K = the row's first element, sum(x - K) and sum((x - K)^2) are reduced as a pair
-// (one barrier), mean = K + m and var = E[(x - K)^2] - m^2 with m = E[x - K]. Its fp32 error grows
-// with (m^2 + var) / var, so where m^2 > 16 var (K far out in its row, probability ~6e-5 for a
-// normal row) the block falls back to the exact second reduction around the mean; then the
-// relative error of var stays within ~17 times that of a plain fp32 sum of squares.
 #pragma once
 
 #include "common/reduce.cuh"
@@ -59,54 +51,6 @@ FLASHJIT_DEVICE void KeepPacked(Vec<T, N>& v) {
   }
 }
 
-// Sum of a pair over the threads of one row, used once per block (as RowSumOnce, one barrier).
-template <int kThreads>
-FLASHJIT_DEVICE float2 RowSumPairOnce(float a, float b, float2* slots) {
-  static_assert((kThreads & (kThreads - 1)) == 0, "threads per row must be a power of two");
-#pragma unroll
-  for (int o = (kThreads < 32 ? kThreads : 32) / 2; o > 0; o >>= 1) {
-    a += __shfl_xor_sync(0xffffffffu, a, o);
-    b += __shfl_xor_sync(0xffffffffu, b, o);
-  }
-  if constexpr (kThreads <= 32) {
-    return make_float2(a, b);
-  } else {
-    constexpr int kWarps = kThreads / 32;
-    if (threadIdx.x % 32 == 0) slots[threadIdx.x / 32] = make_float2(a, b);
-    __syncthreads();
-    float2 s = make_float2(0.f, 0.f);
-#pragma unroll
-    for (int i = 0; i < kWarps; ++i) {  // same order in every thread
-      const float2 t = slots[i];
-      s.x += t.x;
-      s.y += t.y;
-    }
-    return s;
-  }
-}
-
-// sum += x - k, sum_sq += (x - k)^2 over one access.
-template <class T, int N>
-FLASHJIT_DEVICE void AccumulateShifted(const Vec<T, N>& v, float k, float& sum, float& sum_sq) {
-#pragma unroll
-  for (int j = 0; j < N; ++j) {
-    const float d = ToFloat(v.v[j]) - k;
-    sum += d;
-    sum_sq = fmaf(d, d, sum_sq);
-  }
-}
-
-// LayerNorm's output as two fmas: (x * scale + ms) * w + b with ms = -mean * scale.
-template <class T, class W, int N>
-FLASHJIT_DEVICE Vec<T, N> NormalizeAffine(const Vec<T, N>& v, const Vec<W, N>& w,
-                                          const Vec<W, N>& b, float scale, float ms) {
-  Vec<T, N> o;
-#pragma unroll
-  for (int j = 0; j < N; ++j)
-    o.v[j] = FromFloat<T>(fmaf(fmaf(ToFloat(v.v[j]), scale, ms), ToFloat(w.v[j]), ToFloat(b.v[j])));
-  return o;
-}
-
 FLASHJIT_DEVICE void PrefetchL1(const void* p) {
   asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
 }
@@ -118,9 +62,7 @@ __device__ void norm_one_pass(const NormParams& p) {
   constexpr int kThreads = V::kThreads, kVec = V::kVec, kItems = V::kItems;
   constexpr bool kFused = V::kKind == kFusedAdd, kLayerNorm = V::kKind == kLayer;
   constexpr int kSlots = kThreads > 32 ? kThreads / 32 : 1;
-  constexpr bool kShifted = kLayerNorm && V::kStats == 1;
   __shared__ float slots[kLayerNorm ? 2 : 1][kSlots];
-  __shared__ float2 pair_slots[kShifted ? kSlots : 1];
 
   const int lane = threadIdx.x % kThreads, sub = threadIdx.x / kThreads;
   // REQUIRES: hidden % kVec == 0 and hidden <= kItems * kThreads * kVec (the row fits).
@@ -172,38 +114,6 @@ __device__ void norm_one_pass(const NormParams& p) {
   }
 
   const float inv_n = 1.f / static_cast<float>(p.hidden);
-  if constexpr (kShifted) {
-    // Shifted sums in one reduction; the exact second pass only where the shift was far out.
-    const float k0 = ref.active ? ToFloat(ref.x[0]) : 0.f;
-    float sum = 0.f, sum_sq = 0.f;
-#pragma unroll
-    for (int i = 0; i < kItems; ++i)
-      if (i * kStride < valid) AccumulateShifted(x[i], k0, sum, sum_sq);
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) KeepPacked(x[i]);
-    const float2 s = RowSumPairOnce<kThreads>(sum, sum_sq, pair_slots);
-    const float m = s.x * inv_n;
-    const float mean = k0 + m;
-    float var = s.y * inv_n - m * m;
-    bool exact = !(m * m <= 16.f * var);  // also where var <= 0 < m^2, or NaN
-    if constexpr (kThreads <= 32) exact = __any_sync(0xffffffffu, exact);  // warp-uniform
-    if (exact) {  // block-uniform: every thread of the row saw the same sums
-      float dev = 0.f;
-#pragma unroll
-      for (int i = 0; i < kItems; ++i)
-        if (i * kStride < valid) dev += SquaredDeviation(x[i], mean);
-      var = RowSumOnce<kThreads>(dev, slots[0]) * inv_n;
-    }
-    const float scale = rsqrtf(fmaxf(var, 0.f) + p.eps), ms = -mean * scale;
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-      if (i * kStride >= valid) continue;
-      const Vec<W, kVec> wv = LoadParam<W, kVec>(wp + i * kStride);
-      const Vec<W, kVec> bv = LoadParam<W, kVec>(bp + i * kStride);
-      StoreVecHint<V::kStreaming>(op + i * kStride, NormalizeAffine(x[i], wv, bv, scale, ms));
-    }
-    return;
-  }
   float sum = 0.f, sum_sq = 0.f;
 #pragma unroll
   for (int i = 0; i < kItems; ++i)

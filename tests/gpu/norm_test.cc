@@ -116,9 +116,8 @@ void RunFusedAdd(DType dtype, int64_t rows, int64_t hidden, bool gemma, std::mt1
 }
 
 // Rows of mean + N(0, std) rounded to `dtype`; row 1 constant (variance 0, output = beta) and
-// row 2's first element 300 std above the rest (the shifted one-reduction statistics take x[0] as
-// their shift: this row needs their exact fallback). A large mean with a small std is where
-// E[x^2] - E[x]^2 in fp32 fails.
+// row 2's first element 300 std above the rest (a shift taken from a row's first element would be
+// far from its mean there). A large mean with a small std is where E[x^2] - E[x]^2 in fp32 fails.
 void RunLayerNorm(DType dtype, DType wdtype, int64_t rows, int64_t hidden, float mean,
                   std::mt19937& rng, float std = 1.f) {
   std::vector<float> x = RandomNormal(rows * hidden, rng, std, mean);

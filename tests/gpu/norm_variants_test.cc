@@ -58,10 +58,10 @@ void RunForced(ops::NormKind kind, int64_t rows, int64_t hidden, const ops::Norm
   std::vector<double> want = layer ? ref::LayerNorm(in, wd, bd, rows, hidden, 1e-5)
                                    : ref::RmsNorm(in, wd, rows, hidden, 1e-5, false);
   ErrorStats e = Compare(Download16(dt, fused ? dx : dout, rows * hidden), want);
-  INFO(fmt::format("kind {} rows {} hidden {} t{} r{} i{} pf {} gs {} wp {} cs {} st {} mb {}: {}",
+  INFO(fmt::format("kind {} rows {} hidden {} t{} r{} i{} pf {} gs {} wp {} cs {} mb {}: {}",
                    static_cast<int>(kind), rows, hidden, force.threads, force.rows, force.items,
-                   force.prefetch, force.grid_stride, force.wprefetch, force.streaming, force.stats,
-                   force.minb, e.ToString()));
+                   force.prefetch, force.grid_stride, force.wprefetch, force.streaming, force.minb,
+                   e.ToString()));
   CHECK(e.non_finite == 0);
   CHECK(e.rel_l2 < 8e-3);
   if (fused) {

@@ -47,10 +47,9 @@ void Check(const Status& s) {
 }
 
 std::string Describe(const ops::NormSpec& s) {
-  return fmt::format("t{} r{} i{}{}{}{}{}{}{}", s.threads, s.rows, s.items, s.prefetch ? " pf" : "",
+  return fmt::format("t{} r{} i{}{}{}{}{}{}", s.threads, s.rows, s.items, s.prefetch ? " pf" : "",
                      s.grid_stride ? " gs" : "", s.wprefetch ? " wp" : "",
-                     s.streaming ? "" : " no-cs", s.stats ? " st1" : "",
-                     s.minb > 1 ? fmt::format(" mb{}", s.minb) : "");
+                     s.streaming ? "" : " no-cs", s.minb ? fmt::format(" mb{}", s.minb) : "");
 }
 
 // kind: rms, fused_add, layer; shape [rows, heads, dim] (heads = 0: 2-D [rows, dim]).

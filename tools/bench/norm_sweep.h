@@ -16,7 +16,6 @@ namespace flashjit::bench {
 struct NormKnob {
   int threads, items, rows = 1;
   bool pf = false, gs = false, wp = false, cs = true;
-  int st = 0;  // LayerNorm statistics: 0 two reductions, 1 shifted sums in one (one-pass kernel)
   int mb = 0;  // launch bounds: at least mb blocks per SM (0: no minimum)
 
   ops::NormSpec Spec() const {
@@ -28,7 +27,6 @@ struct NormKnob {
     s.grid_stride = gs;
     s.wprefetch = wp;
     s.streaming = cs;
-    s.stats = static_cast<uint8_t>(st);
     s.minb = static_cast<uint8_t>(mb);
     return s;
   }
@@ -43,7 +41,7 @@ struct NormSweepCase {
 inline std::vector<NormSweepCase> NormSweep() {
   using K = ops::NormKind;
   using N = NormKnob;
-  // N{threads, items, rows, pf, gs, wp, cs, st, mb}
+  // N{threads, items, rows, pf, gs, wp, cs, mb}
   return {
       {K::kRms,
        8192,
@@ -51,15 +49,15 @@ inline std::vector<NormSweepCase> NormSweep() {
        8192,
        {N{128, 8, 1, false, false, true}, N{128, 8}, N{256, 4}, N{128, 8, 1, false, true},
         N{128, 8, 1, false, true, false, false}, N{128, 8, 1, false, false, false, false},
-        N{128, 8, 1, false, false, false, true, 0, 10}, N{128, 8},
-        N{128, 8, 1, false, false, false, true, 0, 10}}},
+        N{128, 8, 1, false, false, false, true, 10}, N{128, 8},
+        N{128, 8, 1, false, false, false, true, 10}}},
       {K::kRms,
        16384,
        0,
        4096,
        {N{64, 8, 1, false, false, true}, N{64, 8}, N{128, 4}, N{256, 2},
-        N{64, 8, 1, false, true, false, false}, N{128, 4, 1, false, false, false, true, 0, 16},
-        N{128, 4}, N{128, 4, 1, false, false, false, true, 0, 16}, N{128, 4}}},
+        N{64, 8, 1, false, true, false, false}, N{128, 4, 1, false, false, false, true, 16},
+        N{128, 4}, N{128, 4, 1, false, false, false, true, 16}, N{128, 4}}},
       {K::kRms, 4096, 0, 16384, {N{256, 8}, N{512, 4}, N{256, 8, 1, false, true}}},
       {K::kFusedAdd,
        8192,
@@ -73,14 +71,8 @@ inline std::vector<NormSweepCase> NormSweep() {
        0,
        8192,
        {N{256, 4}, N{256, 4, 1, false, false, true}, N{256, 4, 1, false, true},
-        N{128, 8, 1, false, true}, N{512, 2, 1, true}, N{128, 8, 1, false, false, false, true, 1},
-        N{256, 4, 1, false, false, true, true, 1},
-        // A/B, twice: two reductions / one, without and with 6 blocks per SM
-        N{256, 4}, N{256, 4, 1, false, false, false, true, 1},
-        N{256, 4, 1, false, false, false, true, 0, 6},
-        N{256, 4, 1, false, false, false, true, 1, 6}, N{256, 4},
-        N{256, 4, 1, false, false, false, true, 1}, N{256, 4, 1, false, false, false, true, 0, 6},
-        N{256, 4, 1, false, false, false, true, 1, 6}}},
+        N{128, 8, 1, false, true}, N{512, 2, 1, true}, N{256, 4, 1, false, false, false, true, 6},
+        N{256, 4}}},
       {K::kRms,
        16384,
        32,

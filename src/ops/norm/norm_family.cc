@@ -47,10 +47,6 @@ const spec::OpFamily* NormFamily() {
         spec::BoolField("wprefetch", false, "wp",
                         "one-row-per-block kernel: prefetch the weights into L1 before the "
                         "reduction"),
-        spec::IntRangeField("stats", 0, 1, 0, "st",
-                            "one-row-per-block LayerNorm: 0 = exact two-pass variance (two "
-                            "reductions), 1 = shifted sums (x - x[0]) in one reduction, the "
-                            "two-pass one only where the shift is far from the mean"),
         spec::IntField("minb", {0, 2, 4, 6, 8, 10, 12, 16}, 0, "mb",
                        "launch bounds: at least this many blocks per SM (caps the registers); 0 "
                        "= no minimum (the compiler's choice; a minimum of 1 would let it use "
@@ -71,8 +67,6 @@ const spec::OpFamily* NormFamily() {
       if (threads * rows > 1024)
         return Status::InvalidArgument(
             fmt::format("threads * rows = {} exceeds 1024 threads per block", threads * rows));
-      if (s["kind"] != "layer" && s["stats"].get<int>() != 0)
-        return Status::InvalidArgument("stats: 1 only for kind layer (rms has one reduction)");
       if (s["kind"] == "layer" && s["gemma"].get<bool>())
         return Status::InvalidArgument("gemma: only for kind rms or fused_add, not layer");
       return Status::Ok();
@@ -88,15 +82,13 @@ const spec::OpFamily* NormFamily() {
           "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n"
           "  static constexpr bool kGemma = {};\n  static constexpr bool kStreaming = {};\n"
           "  static constexpr bool kPrefetch = {};\n  static constexpr bool kGridStride = {};\n  "
-          "static constexpr bool kPrefetchWeights = {};\n  static constexpr int kStats = {};\n"
-          "  static constexpr int kMinBlocks = {};\n",
+          "static constexpr bool kPrefetchWeights = {};\n  static constexpr int kMinBlocks = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           spec::CxxType(s["wdtype"].get<std::string>()),
           kind == "rms" ? "kRms" : (kind == "fused_add" ? "kFusedAdd" : "kLayer"),
           s["threads"].get<int>(), s["rows"].get<int>(), s["vec"].get<int>(), s["items"].get<int>(),
           s["gemma"].get<bool>(), s["streaming"].get<bool>(), s["prefetch"].get<bool>(),
-          s["grid_stride"].get<bool>(), s["wprefetch"].get<bool>(), s["stats"].get<int>(),
-          s["minb"].get<int>());
+          s["grid_stride"].get<bool>(), s["wprefetch"].get<bool>(), s["minb"].get<int>());
     };
     return f;
   }();
@@ -127,7 +119,6 @@ Result<VariantSpec> NormSpec::ToVariant() const {
                                      {"prefetch", prefetch != 0},
                                      {"grid_stride", grid_stride != 0},
                                      {"wprefetch", wprefetch != 0},
-                                     {"stats", stats},
                                      {"minb", minb}});
 }
 
@@ -177,12 +168,9 @@ NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, in
     s.threads = static_cast<uint16_t>(threads);
     s.items = static_cast<uint8_t>(NextPow2((accesses + threads - 1) / threads));
     s.prefetch = 0;
-    // Session 8 (docs/perf/layer_ops.md): LayerNorm's shifted sums in one reduction; launch
-    // bounds that cap the registers where measured (nvcc -Xptxas -v, sm_90a, no spill): LayerNorm
-    // 256 x 4 at 40 registers (6 blocks per SM; 44 and 5 without), rms 128 x <= 4 at 32 (16
-    // blocks; 38 and 12 without).
-    s.stats = kind == NormKind::kLayer ? 1 : 0;
-    if (kind == NormKind::kLayer && threads == 256 && s.items == 4) s.minb = 6;
+    // Launch bounds of 16 blocks of 128 per SM for rms with up to 4 accesses per thread: 32
+    // registers (38 without, 12 blocks), no spill (nvcc -Xptxas -v, sm_90a); 16384x4096 -0.9 %
+    // back to back, -1.1 % synced (docs/perf/layer_ops.md, "Session 8").
     if (kind == NormKind::kRms && threads == 128 && s.items <= 4) s.minb = 16;
     return s;
   }

@@ -96,7 +96,6 @@ Status RunNorm(Engine& engine, const NormArgs& a, void* stream, const NormSpec* 
     spec.kind = chosen.kind;
     spec.vec = chosen.vec;
     spec.gemma = chosen.gemma;
-    if (spec.kind != NormKind::kLayer) spec.stats = 0;
     if (spec.threads > 32) spec.rows = 1;
   }
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));

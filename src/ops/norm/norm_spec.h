@@ -27,9 +27,8 @@ struct NormSpec {
   uint8_t prefetch = 1;     // load the next row group early (grid of resident blocks)
   uint8_t grid_stride = 0;  // with prefetch = 0: the resident-grid loop (one block per row)
   uint8_t wprefetch = 0;    // one-pass kernel: weights prefetched into L1 before the reduction
-  uint8_t stats = 0;        // one-pass LayerNorm: 0 two reductions, 1 shifted sums in one
   uint8_t minb = 0;  // launch bounds: at least this many blocks per SM (0: none, the compiler's)
-  uint8_t pad_ = 0;
+  uint8_t pad_[2] = {};
 
   Result<VariantSpec> ToVariant() const;
 };
