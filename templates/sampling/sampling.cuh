@@ -5,7 +5,8 @@
 // Variant: DType (input element), kInput (0 probs, 1 logits), kFilter (FilterKind), kOutput
 // (OutputKind), kThreads, kVec (elements per access), kKeysAreLogits (filter on logit keys),
 // kCandidates (top-p sampling in two passes over the slice: top_p_candidates.cuh), kStamps (phase
-// stamps into SamplingParams::stamps, benchmarks only).
+// stamps into SamplingParams::stamps, benchmarks only), kForm (the two-pass kernel's kForm* bits
+// compiled in, -1: SamplingParams::cand_form at run time).
 #pragma once
 
 #include "common/float_consts.cuh"
@@ -135,7 +136,9 @@ __device__ void sample_rows(const SamplingParams& p) {
   __shared__ ClusterExchangeHeader exchange_header;
   __shared__ uint32_t exchange_ends[kExchangeable ? V::kThreads : 1];
   const ClusterExchange exchange{&exchange_header, exchange_ends};
-  const bool exchange_form = kExchangeable && ClusterExchangeForm<V>(p.cand_form);
+  // The form's bits: compile-time constants with V::kForm (variant field `form`), else read from
+  // the params at each use (as before the field: the same code).
+  const bool exchange_form = kExchangeable && ClusterExchangeForm<V>(CandidateForm<V>(p.cand_form));
   StampTimer<V>(p.stamps, kStampTimerStart);
   // Pass 1's lane-private window: the regions' memory (at least kLaneWindowBytes).
   const LaneWindow window{regions.key, regions.key + kLaneWindowBins * 32,  // TopPSelect: kWinLo
@@ -182,9 +185,9 @@ __device__ void sample_rows(const SamplingParams& p) {
     logit_max = LogitMax<V>(keys, &logit_bad, scratch, slots);
     scale = 1.4426950408889634f / temperature;
     if constexpr (V::kCandidates) {
-      top_p_sel =
-          TopPSelect<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p, hist, scratch, slots,
-                        cand_state, regions, p.cand_form, window, exchange, p.stamps);
+      top_p_sel = TopPSelect<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p, hist, scratch,
+                                slots, cand_state, regions, CandidateForm<V>(p.cand_form), window,
+                                exchange, p.stamps);
       sel = top_p_sel.sel;
     } else {
       sel = FilterRow<V>(keys.With(LogitRow<V>{in, logit_max, scale}), k, top_p, min_p, hist,
@@ -192,9 +195,9 @@ __device__ void sample_rows(const SamplingParams& p) {
     }
     bad |= logit_bad || sel.bad || !(sel.mass > 0);
   } else if constexpr (V::kCandidates) {
-    top_p_sel =
-        TopPSelect<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), top_p, hist,
-                      scratch, slots, cand_state, regions, p.cand_form, window, exchange, p.stamps);
+    top_p_sel = TopPSelect<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), top_p,
+                              hist, scratch, slots, cand_state, regions,
+                              CandidateForm<V>(p.cand_form), window, exchange, p.stamps);
     sel = top_p_sel.sel;
     bad |= sel.bad || !(sel.mass > 0);
   } else {
@@ -255,11 +258,11 @@ __device__ void sample_rows(const SamplingParams& p) {
           } else if constexpr (V::kInput == 1) {
             token = PickTopPAboveOnly<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p_sel,
                                          tgt - before, scratch, cand_state,
-                                         (p.cand_form & kFormWarpWalk) != 0);
+                                         (CandidateForm<V>(p.cand_form) & kFormWarpWalk) != 0);
           } else {
             token = PickTopPAboveOnly<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}),
                                          top_p_sel, tgt - before, scratch, cand_state,
-                                         (p.cand_form & kFormWarpWalk) != 0);
+                                         (CandidateForm<V>(p.cand_form) & kFormWarpWalk) != 0);
           }
           if (token < 0) token = pick(0.f);  // rounding pushed the target past the end
         }
@@ -295,11 +298,11 @@ __device__ void sample_rows(const SamplingParams& p) {
             if constexpr (V::kInput == 1)
               token = PickTopPCandidate<V>(keys.With(LogitRow<V>{in, logit_max, scale}), top_p_sel,
                                            t, scratch, cand_state, regions,
-                                           (p.cand_form & kFormWarpWalk) != 0);
+                                           (CandidateForm<V>(p.cand_form) & kFormWarpWalk) != 0);
             else
               token = PickTopPCandidate<V>(
                   keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), top_p_sel, t, scratch,
-                  cand_state, regions, (p.cand_form & kFormWarpWalk) != 0);
+                  cand_state, regions, (CandidateForm<V>(p.cand_form) & kFormWarpWalk) != 0);
           } else {
             token = pick(local_target);
           }

@@ -69,6 +69,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
   // kFormClusterExchange (below: `exchanged` once it ran). No state of its own is carried from
   // digit to digit (the passes run at the register limit): res.local holds the kept candidates'
   // mass so far, with the current bin whole.
+  form = CandidateForm<V>(form);  // V::kForm: constants, the other forms' code compiled out
   const bool exchange = ClusterExchangeForm<V>(form);
   bool bad = false, bad_known = false;  // bad_known: res.bad reduced with pass 2's flags
   uint32_t bad_bits = 0;                // kFormBits: the invalid weights' bit patterns

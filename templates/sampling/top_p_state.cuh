@@ -104,6 +104,17 @@ struct TopPSelection {
 
 FLASHJIT_DEVICE uint32_t CandidateKey(float w) { return __float_as_uint(w) & 0x7FFFFFFFu; }
 
+// The kForm* bits the kernel runs: the variant's own (V::kForm, variant field `form`: the forms it
+// never takes are compiled out, so that less code is fetched cold per launch) or, with V::kForm
+// -1, the launch's SamplingParams::cand_form (every form's code in one kernel).
+template <class V>
+FLASHJIT_DEVICE int CandidateForm(int runtime_form) {
+  if constexpr (V::kForm >= 0)
+    return V::kForm;
+  else
+    return runtime_form;
+}
+
 // Whether the kernel runs the cluster exchange: clusters, with the bit tests and the lean steps.
 template <class V>
 FLASHJIT_DEVICE bool ClusterExchangeForm(int form) {

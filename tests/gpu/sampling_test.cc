@@ -106,7 +106,8 @@ TEST_CASE("bad rows give in-range tokens and a cleared valid flag", "[gpu][sampl
 TEST_CASE("same seed and offset give the same tokens; another offset differs", "[gpu][sampling]") {
   // 11: session 6's block scans (the default takes the fast scans with the exact prefix since
   // session 7).
-  for (const int candidates : {-1, 10, 11, 6, 7, 8})
+  // 13: the default with its form compiled in (session 8 round 2).
+  for (const int candidates : {-1, 13, 10, 11, 6, 7, 8})
     for (const int64_t batch : {1, 64, 200}) {
       INFO(fmt::format("candidates {}, {} rows", candidates, batch));
       std::mt19937 rng(Seed());
@@ -150,12 +151,13 @@ TEST_CASE("same seed and offset give the same tokens; another offset differs", "
 // same threshold, kept mass and target: the same tokens for every seed and offset. So does the
 // default of session 7 (the fast scans with the mass above the bin from the exact prefix at digits
 // 2-3: the same integers; candidates 10 since session 8), and the default since session 8 (digits
-// 2-3 scanned in integers by every warp: the same exact sums). Rows: flat and peaked softmax rows,
-// weights of a few values (ties: many equal masses at every digit), a row whose masses are powers
-// of two (p lands exactly on a bin's edge) and a uniform row (the candidate regions overflow: the
-// digits over the slices); 1 row (a cluster of 8; x 32000 in 256-thread blocks, x 128256 in
-// 512-thread blocks), 64 (clusters of 2; x 128256 as the benchmark's B = 64), 200 (one block per
-// row).
+// 2-3 scanned in integers by every warp: the same exact sums), with its form compiled in
+// (candidates 13: the same code paths). Rows: flat and peaked softmax
+// rows, weights of a few values (ties: many equal masses at every digit), a row whose masses are
+// powers of two (p lands exactly on a bin's edge) and a uniform row (the candidate regions
+// overflow: the digits over the slices); 1 row (a cluster of 8; x 32000 in 256-thread blocks, x
+// 128256 in 512-thread blocks), 64 (clusters of 2; x 128256 as the benchmark's B = 64), 200 (one
+// block per row).
 TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
           "[gpu][sampling]") {
   const std::pair<int64_t, int64_t> shapes[] = {
@@ -186,7 +188,12 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
     // offsets instead of 8.
     const uint64_t offsets = std::getenv("FLASHJIT_SAMPLING_DRAWS") ? 2 : 8;
     for (const float top_p : {1e-6f, 0.25f, 0.5f, 0.75f, 0.9f, 1.f}) {
-      int64_t differ[3] = {}, draws = 0;
+      // The default (digits 2-3 scanned in integers by every warp, except in clusters of
+      // 256-thread blocks), 9, 10 (session 7's default: the exact prefix alone), and the default
+      // with every form's code (12) and with its form compiled in (13).
+      constexpr int kForms[] = {-1, 9, 10, 12, 13};
+      constexpr int kN = 5;
+      int64_t differ[kN] = {}, draws = 0;
       for (uint64_t offset = 0; offset < offsets; ++offset) {
         auto draw = [&](int candidates) {
           SamplingOptions o;
@@ -199,10 +206,8 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
           return DryRun() ? std::vector<int32_t>(batch) : DownloadVector<int32_t>(dout, batch);
         };
         const std::vector<int32_t> plain = draw(11);
-        // The default (digits 2-3 scanned in integers by every warp, except in clusters of
-        // 256-thread blocks), 9, 10 (session 7's default: the exact prefix alone).
-        for (int f = 0; f < 3; ++f) {
-          const std::vector<int32_t> fast = draw(f == 0 ? -1 : f == 1 ? 9 : 10);
+        for (int f = 0; f < kN; ++f) {
+          const std::vector<int32_t> fast = draw(kForms[f]);
           for (int64_t r = 0; r < batch; ++r) {
             differ[f] += fast[r] != plain[r];
             CHECK(fast[r] >= 0);
@@ -211,11 +216,11 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
         }
         draws += batch;
       }
-      INFO(
-          fmt::format("{} x {}, top-p {}: {} / {} / {} of {} tokens differ from the block scans' "
-                      "(default / candidates 9 / 10)",
-                      batch, vocab, top_p, differ[0], differ[1], differ[2], draws));
-      for (int f = 0; f < 3; ++f) CHECK(differ[f] == 0);
+      INFO(fmt::format(
+          "{} x {}, top-p {}: {} / {} / {} / {} / {} of {} tokens differ from the "
+          "block scans' (default / candidates 9 / 10 / 12 / 13)",
+          batch, vocab, top_p, differ[0], differ[1], differ[2], differ[3], differ[4], draws));
+      for (int f = 0; f < kN; ++f) CHECK(differ[f] == 0);
     }
   }
 }

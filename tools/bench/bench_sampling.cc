@@ -5,7 +5,7 @@
 // `--only TEXT`: time only the rows whose name holds TEXT (e.g. "top_p0.9 B=64 V=128256 std1",
 // for a profiler); `--no-sweep`: leave out the split sweep. `--stamps`: also the two-pass top-p
 // kernel's phase breakdown at B = 1 and 64 x 128256 (the variant with phase stamps,
-// SamplingTuning::stamps), for the default and session 7's default (candidates 10).
+// SamplingTuning::stamps), for the default and its forms 12 and 13 (session 8 round 2).
 #include <flashjit/sampling.h>
 #include <fmt/format.h>
 
@@ -190,6 +190,20 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 10;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
+      // Session 8 round 2: the default with its form compiled in (candidates 13: the forms the
+      // launch never takes left out) and with every form's code (12).
+      {"top_p0.9_runform",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 12;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
+      {"top_p0.9_form",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 13;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
       // Session 7: the default with session 6's block scans (candidates 11: 6 block barriers
       // per digit; the default takes the fast scans with the exact prefix at digits 2-3).
       {"top_p0.9_blockscan",
@@ -291,8 +305,8 @@ int main(int argc, char** argv) {
     for (int64_t batch : {1, 64})
       for (float stddev : {1.f, 5.f}) {
         const std::vector<void*> in = RotatedProbs(batch, 128256, stddev);
-        // The default and session 7's (candidates 10: digits 2-3 not in integers by warps).
-        for (int candidates : {-1, 10})
+        // The default, with every form's code (12) and its form compiled in (13).
+        for (int candidates : {-1, 12, 13})
           StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates);
       }
   }

@@ -54,6 +54,11 @@ const spec::OpFamily* SamplingFamily() {
         spec::BoolField("warp_scan", false, "ws",
                         "with exact_prefix: digits 2-3 scanned in integers, the chosen bin found "
                         "by every warp itself (1 block barrier per digit; TopPScanDigitWarp)"),
+        spec::IntRangeField(
+            "form", -1, 63, -1, "cf",
+            "the two-pass top-p kernel's kForm* bits (sampling_params.cuh) compiled "
+            "in: the forms the launch never takes are left out; -1: every form's "
+            "code, the launch's SamplingParams::cand_form chooses"),
     };
     f.entries = {{"flashjit_sampling", "flashjit::sampling::sample_rows",
                   "flashjit::sampling::SamplingParams", "Variant::kThreads, Variant::kMinBlocks"}};
@@ -83,6 +88,9 @@ const spec::OpFamily* SamplingFamily() {
         return Status::InvalidArgument("sampling: exact_prefix needs fast_scan (TopPScanDigit)");
       if (s["warp_scan"].get<bool>() && !s["exact_prefix"].get<bool>())
         return Status::InvalidArgument("sampling: warp_scan needs exact_prefix");
+      if (s["form"].get<int>() >= 0 && !s["candidates"].get<bool>())
+        return Status::InvalidArgument(
+            "sampling: form needs candidates (the two-pass top-p kernel)");
       return Status::Ok();
     };
     f.variant_body = [](const spec::Json& s) {
@@ -94,7 +102,8 @@ const spec::OpFamily* SamplingFamily() {
           "  static constexpr int kCluster = {};\n  static constexpr int kMinBlocks = {};\n"
           "  static constexpr bool kCache = {};\n  static constexpr bool kCandidates = {};\n"
           "  static constexpr bool kStamps = {};\n  static constexpr bool kFastScan = {};\n"
-          "  static constexpr bool kExactPrefix = {};\n  static constexpr bool kWarpScan = {};\n",
+          "  static constexpr bool kExactPrefix = {};\n  static constexpr bool kWarpScan = {};\n"
+          "  static constexpr int kForm = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           IndexOf(kInputs, 2, s["input"].get<std::string>()),
           IndexOf(kFilters, 6, s["filter"].get<std::string>()),
@@ -110,7 +119,8 @@ const spec::OpFamily* SamplingFamily() {
               ? 2
               : 1,
           s["cache"].get<bool>(), s["candidates"].get<bool>(), s["stamps"].get<bool>(),
-          s["fast_scan"].get<bool>(), s["exact_prefix"].get<bool>(), s["warp_scan"].get<bool>());
+          s["fast_scan"].get<bool>(), s["exact_prefix"].get<bool>(), s["warp_scan"].get<bool>(),
+          s["form"].get<int>());
     };
     return f;
   }();
@@ -160,7 +170,8 @@ Result<VariantSpec> SamplingSpec::ToVariant() const {
                                      {"stamps", stamps != 0},
                                      {"fast_scan", (fast_scan & 1) != 0},
                                      {"exact_prefix", (fast_scan & 2) != 0},
-                                     {"warp_scan", (fast_scan & 4) != 0}});
+                                     {"warp_scan", (fast_scan & 4) != 0},
+                                     {"form", form}});
 }
 
 Result<VariantSpec> SpeculativeSpec::ToVariant() const {

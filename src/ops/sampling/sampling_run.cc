@@ -146,9 +146,9 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     return Status::InvalidArgument(
         fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
                     tune.cache_bytes, kSamplingMaxCacheBytes));
-  if (tune.candidates < -1 || tune.candidates > 11)
+  if (tune.candidates < -1 || tune.candidates > 13)
     return Status::InvalidArgument(fmt::format(
-        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, ..., 11", tune.candidates));
+        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, ..., 13", tune.candidates));
   if (tune.threads != 0 &&
       (tune.threads < 32 || tune.threads > 1024 || (tune.threads & (tune.threads - 1)) != 0))
     return Status::InvalidArgument(
@@ -174,6 +174,9 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   SamplingLaunch launch =
       ChooseSamplingLaunch(vocab, vec, static_cast<int>(DTypeBytes(in.dtype)), batch,
                            traits.clusters, traits.sms, tune.cluster, tune.cache_bytes);
+  // tuning.candidates 12, 13: the default's launch and forms (the rule of -1 below) with the form
+  // chosen at run time (12) or compiled into the kernel (13: spec.form below).
+  const int cand_rule = tune.candidates >= 12 ? -1 : tune.candidates;
   const bool candidates = tune.candidates != 0;
   const bool top_p_sample =
       r.filter == SamplingFilter::kTopP && r.output == SamplingOutput::kSample;
@@ -205,7 +208,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // and peaked (B = 256 x 128256, rows 131 MB, past the L2: 178.4 -> 127.9 us flat, 132.0 ->
   // 97.2 peaked); larger batches are unmeasured.
   // Pass 2's candidates in per-lane columns (kFormLaneColumns) where they paid (sampling_spec.h).
-  const bool lane_columns = SamplingLaneColumns(tune.candidates, launch.cluster, batch, traits.sms);
+  const bool lane_columns = SamplingLaneColumns(cand_rule, launch.cluster, batch, traits.sms);
   if (top_p_sample && candidates)
     cand_per_warp =
         SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes, lane_columns);
@@ -220,8 +223,8 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // 256 threads) +0.25 flat, +0.05 peaked: 3 there. 9: the fast scans without the exact prefix
   // (1); 10: session 7's default (3) at every shape; 11: session 6's block scans (0); the older
   // forms (2-5): 0.
-  const bool exchange_rule = SamplingClusterExchange(tune.candidates, launch.cluster);
-  const int c = tune.candidates;
+  const bool exchange_rule = SamplingClusterExchange(cand_rule, launch.cluster);
+  const int c = cand_rule;
   if (spec.candidates) {
     const bool warp_scan = launch.cluster == 1 || launch.threads >= 512;
     spec.fast_scan = c == 9                                              ? 1
@@ -229,6 +232,33 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
                      : (c == -1 || c == 1 || c == 6 || c == 7 || c == 8) ? (warp_scan ? 7 : 3)
                                                                          : 0;
   }
+  // The two-pass kernel's forms (kForm* in sampling_params.cuh): 2 and 3 are session 4's
+  // first version of the passes, with the one-thread (2) or the one-warp (3) walk, 4 its final
+  // version (no lane-private window, no lean cluster steps), 5 the default without the lean
+  // cluster steps, for A/B, 6 the default with pass 2's candidates in per-lane columns
+  // everywhere, 7 the default with the ballots everywhere (lane_columns above), 8 the default
+  // without the cluster exchange (session 6: one exchange after pass 2 instead of the merges of
+  // digits 2-3, the cluster reduction and the owner gather; see kFormClusterExchange), 9 the
+  // default with the fast digit scans but without the exact prefix, 11 the default with session
+  // 6's block scans (spec.fast_scan above: the variant fields fast_scan, exact_prefix). The
+  // lane-private window pays only with more rows than SMs, one block per row (measured on the
+  // H200, 2026-11-29 session 5, docs/perf/sampling.md: B = 256 x 128256 flat 116.7 -> 112.5 us
+  // b2b, peaked 89.6 -> 90.8; B = 256 x 32000 flat the same, peaked +1; at B = 1 and 64,
+  // clusters, it cost 0.5-1 us).
+  const bool lane_window = tune.candidates != 4 && launch.chunk >= kSamplingLaneWindowMinChunk &&
+                           launch.cluster == 1 && batch > (traits.sms > 0 ? traits.sms : 132);
+  const int cand_form =
+      tune.candidates == 2 ? 0
+      : tune.candidates == 3
+          ? sampling::kFormWarpWalk
+          : sampling::kFormWarpWalk | sampling::kFormBits |
+                (lane_window ? sampling::kFormLaneWindow : 0) |
+                (tune.candidates == 4 || tune.candidates == 5 ? 0 : sampling::kFormClusterLean) |
+                (lane_columns ? sampling::kFormLaneColumns : 0) |
+                (exchange_rule ? sampling::kFormClusterExchange : 0);
+  // The form compiled into the variant (tuning.candidates 13: the forms the launch never takes
+  // left out) or chosen at run time (the others). Pending the H200 A/B (session 8 round 2).
+  if (spec.candidates && tune.candidates == 13) spec.form = static_cast<int8_t>(cand_form);
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   sampling::SamplingParams p{};
@@ -258,30 +288,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   p.chunk = launch.chunk;
   p.cand_per_warp = cand_per_warp;
   p.stamps = spec.stamps ? static_cast<uint64_t*>(tune.stamps) : nullptr;
-  // The two-pass kernel's forms (kForm* in sampling_params.cuh): 2 and 3 are session 4's
-  // first version of the passes, with the one-thread (2) or the one-warp (3) walk, 4 its final
-  // version (no lane-private window, no lean cluster steps), 5 the default without the lean
-  // cluster steps, for A/B, 6 the default with pass 2's candidates in per-lane columns
-  // everywhere, 7 the default with the ballots everywhere (lane_columns above), 8 the default
-  // without the cluster exchange (session 6: one exchange after pass 2 instead of the merges of
-  // digits 2-3, the cluster reduction and the owner gather; see kFormClusterExchange), 9 the
-  // default with the fast digit scans but without the exact prefix, 11 the default with session
-  // 6's block scans (spec.fast_scan above: the variant fields fast_scan, exact_prefix). The
-  // lane-private window pays only with more rows than SMs, one block per row (measured on the
-  // H200, 2026-11-29 session 5, docs/perf/sampling.md: B = 256 x 128256 flat 116.7 -> 112.5 us
-  // b2b, peaked 89.6 -> 90.8; B = 256 x 32000 flat the same, peaked +1; at B = 1 and 64,
-  // clusters, it cost 0.5-1 us).
-  const bool lane_window = tune.candidates != 4 && launch.chunk >= kSamplingLaneWindowMinChunk &&
-                           launch.cluster == 1 && batch > (traits.sms > 0 ? traits.sms : 132);
-  p.cand_form =
-      tune.candidates == 2 ? 0
-      : tune.candidates == 3
-          ? sampling::kFormWarpWalk
-          : sampling::kFormWarpWalk | sampling::kFormBits |
-                (lane_window ? sampling::kFormLaneWindow : 0) |
-                (tune.candidates == 4 || tune.candidates == 5 ? 0 : sampling::kFormClusterLean) |
-                (lane_columns ? sampling::kFormLaneColumns : 0) |
-                (exchange_rule ? sampling::kFormClusterExchange : 0);
+  p.cand_form = cand_form;
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(batch * launch.cluster);
   cfg.cluster_x = static_cast<uint32_t>(launch.cluster);

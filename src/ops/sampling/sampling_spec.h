@@ -42,6 +42,10 @@ struct SamplingSpec {
   // threads (SamplingTuning::candidates 9: 1 only, 10: 3 everywhere, session 7's default, 11: 0,
   // session 6's block scans).
   uint8_t fast_scan = 0;  // (in the former padding byte: the spec's bytes are its key)
+  // The two-pass kernel's kForm* bits compiled into the variant (variant field form: the forms
+  // the launch never takes are left out), -1: chosen at run time by SamplingParams::cand_form.
+  int8_t form = -1;
+  uint8_t pad_ = 0;
 
   Result<VariantSpec> ToVariant() const;
 };
