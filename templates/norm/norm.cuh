@@ -121,7 +121,10 @@ __device__ void norm_resident(const NormParams& p) {
       }
     }
   } else {
-    // Streaming: statistics in one pass, then normalise re-reading the row.
+    // Streaming: the sums in one pass, then normalise re-reading the row (mostly from L2).
+    // LayerNorm takes its variance in a pass of its own over the squared deviations from the
+    // mean, as the register path does: E[x^2] - E[x]^2 in fp32 loses the variance of a row whose
+    // mean is large against its spread.
     for (; g < groups; g += gridDim.x) {
       const RowRef<T> ref = Locate<V>(p, g, sub);
       float sum = 0.f, sum_sq = 0.f;
@@ -136,7 +139,10 @@ __device__ void norm_resident(const NormParams& p) {
       float shift = 0.f, var;
       if constexpr (kLayerNorm) {
         shift = RowSum<kThreads>(sum, scratch) * inv_n;
-        var = fmaxf(RowSum<kThreads>(sum_sq, scratch) * inv_n - shift * shift, 0.f);
+        float dev = 0.f;
+        for (int64_t col = lane * kVec; ref.active && col < hidden; col += kThreads * kVec)
+          dev += SquaredDeviation(LoadVec<T, kVec>(ref.x + col), shift);
+        var = RowSum<kThreads>(dev, scratch) * inv_n;
       } else {
         var = RowSum<kThreads>(sum_sq, scratch) * inv_n;
       }

@@ -199,6 +199,9 @@ TEST_CASE("layernorm: large mean with small variance", "[gpu][layer][norm]") {
   }
   RunLayerNorm(DType::kF16, DType::kF32, 5, 8192, 1000.f, rng, 1.f);
   RunLayerNorm(DType::kBF16, DType::kBF16, 5, 4096, 1000.f, rng, 8.f);
+  // Rows longer than the register tile take the streaming path (two passes over the row).
+  RunLayerNorm(DType::kF16, DType::kF32, 3, 140000, 1000.f, rng, 1.f);
+  RunLayerNorm(DType::kBF16, DType::kBF16, 3, 140008, -1000.f, rng, 8.f);
 }
 
 TEST_CASE("gemma_rmsnorm and adversarial magnitudes", "[gpu][layer][norm]") {
