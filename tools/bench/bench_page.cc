@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <functional>
 #include <random>
 #include <stdexcept>
@@ -105,12 +104,11 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
   const double us = bench::MedianMicros(call);
   const double b2b = bench::BackToBackMicros(call);
   const double moved = 2.0 * row_bytes + 2.0 * nnz * heads * dim * cb + nnz * 8.0;
-  std::string note = force ? fmt::format("sweep {} t{} i{}{}",
+  std::string note = force ? fmt::format("sweep {} t{} i{}",
                                          force->loop     ? "loop"
                                          : force->tokens ? "tokens"
                                                          : "item",
-                                         force->threads, force->items,
-                                         force->minb ? fmt::format(" mb{}", force->minb) : "")
+                                         force->threads, force->items)
                            : std::string("default");
   note += bench::BackToBackNote(b2b, moved);
   bench::Report("append_paged_kv",
@@ -123,28 +121,6 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
-  bool ab = false;
-  for (int i = 1; i < argc; ++i) ab |= !std::strcmp(argv[i], "--ab");
-  if (ab && !bench::DryRun()) {
-    // --ab: only the launch-bounds A/B in adjacent rows, repeated (the default token tile 128 x 2
-    // against the same form at 16 blocks per SM), between two device copies of the same bytes.
-    ops::AppendKvSpec bound;
-    bound.threads = 128;
-    bound.items = 2;
-    bound.minb = 16;
-    BenchCopy(16384);
-    for (int rep = 0; rep < 2; ++rep)
-      for (KvLayout l : {KvLayout::kNHD, KvLayout::kHND}) {
-        Bench(engine, 16384, 64, l, DType::kBF16);
-        Bench(engine, 16384, 64, l, DType::kBF16, &bound);
-      }
-    for (int rep = 0; rep < 2; ++rep) {
-      Bench(engine, 64, 64, KvLayout::kNHD, DType::kBF16);
-      Bench(engine, 64, 64, KvLayout::kNHD, DType::kBF16, &bound);
-    }
-    BenchCopy(16384);
-    return 0;
-  }
   BenchCopy(16384);
   BenchCopy(8192);
   Bench(engine, 1, 1, KvLayout::kNHD, DType::kBF16);

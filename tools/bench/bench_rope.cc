@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cstring>
 #include <functional>
 #include <stdexcept>
 #include <string>
@@ -113,7 +112,7 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
                          ? fmt::format("sweep tile w{} i{}", force->warps, force->items)
                          : fmt::format("sweep row w{} i{} slots {}{}{}", force->warps, force->items,
                                        force->slots, force->full_grid ? " full grid" : "",
-                                       force->minb != 1 ? fmt::format(" mb{}", force->minb) : "");
+                                       force->minb > 1 ? fmt::format(" mb{}", force->minb) : "");
   note += bench::BackToBackNote(b2b, moved);
   bench::Report(names[static_cast<int>(form)],
                 fmt::format("bf16 nnz {} h {}/{} d {}", nnz, hq, hk, dim), us, moved, 0, note);
@@ -123,36 +122,6 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
-  bool ab = false;
-  for (int i = 1; i < argc; ++i) ab |= !std::strcmp(argv[i], "--ab");
-  if (ab && !bench::DryRun()) {
-    // --ab: only the launch-bounds A/B of the row kernel (4 warps, 8 slots, full grid) in
-    // adjacent rows, twice: the default (minimum 1 block per SM), no minimum, 8 and 10 blocks
-    // (interleaved: the default and no minimum; 10 blocks gives the same 46 registers there).
-    auto row = [](int items, int mb) {
-      ops::RopeSpec s;
-      s.kernel = 2;
-      s.warps = 4;
-      s.items = static_cast<uint8_t>(items);
-      s.slots = 8;
-      s.full_grid = 1;
-      s.minb = static_cast<uint8_t>(mb);
-      return s;
-    };
-    const ops::RopeSpec neox[] = {row(2, 0), row(2, 8), row(2, 10)}, il[] = {row(4, 0)};
-    for (int rep = 0; rep < 2; ++rep) {
-      Bench(engine, Form::kPosIds, 16384, 32, 8, 128);
-      for (const ops::RopeSpec& s : neox) Bench(engine, Form::kPosIds, 16384, 32, 8, 128, &s);
-    }
-    for (int rep = 0; rep < 2; ++rep) {
-      Bench(engine, Form::kCache, 16384, 32, 8, 128);
-      Bench(engine, Form::kInterleave, 16384, 32, 8, 128);
-      for (const ops::RopeSpec& s : il) Bench(engine, Form::kInterleave, 16384, 32, 8, 128, &s);
-      Bench(engine, Form::kPosIds, 64, 32, 8, 128);
-      for (const ops::RopeSpec& s : neox) Bench(engine, Form::kPosIds, 64, 32, 8, 128, &s);
-    }
-    return 0;
-  }
   for (int64_t nnz : {1, 64, 16384}) Bench(engine, Form::kPosIds, nnz, 32, 8, 128);
   for (Form f :
        {Form::kPosIdsInplace, Form::kInterleave, Form::kLlama31, Form::kIndptr, Form::kCache})

@@ -37,10 +37,7 @@ inline std::vector<ops::RopeSpec> RopeSweep() {
                                                                 {8, 4, 4, 0, 1},
                                                                 {4, 2, 8, 1, 1},
                                                                 {4, 4, 8, 1, 1},
-                                                                {4, 2, 8, 1, 8},
-                                                                {4, 2, 8, 1, 0},
-                                                                {4, 2, 8, 1, 10},
-                                                                {4, 4, 8, 1, 0}}) {
+                                                                {4, 2, 8, 1, 8}}) {
     ops::RopeSpec s;
     s.kernel = 2;
     s.warps = static_cast<uint8_t>(w);
@@ -54,8 +51,7 @@ inline std::vector<ops::RopeSpec> RopeSweep() {
 }
 
 // The token-tile append form over threads / items, the per-item form (the first default;
-// resolve-first for fp8 caches), the token-tile form over a resident grid (tokens = 2), and the
-// default token tile with a launch-bounds minimum of 16 blocks per SM (minb, last element).
+// resolve-first for fp8 caches), and the token-tile form over a resident grid (tokens = 2).
 inline std::vector<ops::AppendKvSpec> AppendKvSweep() {
   std::vector<ops::AppendKvSpec> forms;
   for (auto [tokens, threads, items] : std::vector<std::array<int, 3>>{{1, 256, 4},
@@ -77,11 +73,6 @@ inline std::vector<ops::AppendKvSpec> AppendKvSweep() {
     f.items = static_cast<uint8_t>(items);
     forms.push_back(f);
   }
-  ops::AppendKvSpec bound;  // token tile 128 x 2 at 16 blocks per SM (32 registers)
-  bound.threads = 128;
-  bound.items = 2;
-  bound.minb = 16;
-  forms.push_back(bound);
   return forms;
 }
 

@@ -43,30 +43,27 @@ uint8_t ResolveFirst(bool fp8) {
 
 // Benchmark knob: FLASHJIT_PAGE_KERNEL = "tokens:<threads>:<items>" (token-tile form),
 // "loop:<threads>:<items>" (token-tile form over a resident grid) or "item:<threads>:<items>"
-// (per-item form, resolve as FLASHJIT_PAGE_RESOLVE / the fp8 rule), each with an optional
-// ":<min blocks>" (the launch bound's minimum blocks per SM; 0, none, by default).
+// (per-item form, resolve as FLASHJIT_PAGE_RESOLVE / the fp8 rule).
 const AppendKvSpec* KernelOverride() {
   static const std::optional<AppendKvSpec> kOverride = []() -> std::optional<AppendKvSpec> {
     const char* v = std::getenv("FLASHJIT_PAGE_KERNEL");
     if (!v) return std::nullopt;
     AppendKvSpec s;
-    int t = 0, i = 0, mb = 0;
-    if (std::sscanf(v, "tokens:%d:%d:%d", &t, &i, &mb) >= 2) {
+    int t = 0, i = 0;
+    if (std::sscanf(v, "tokens:%d:%d", &t, &i) == 2) {
       s.tokens = 1;
-    } else if (std::sscanf(v, "loop:%d:%d:%d", &t, &i, &mb) >= 2) {
+    } else if (std::sscanf(v, "loop:%d:%d", &t, &i) == 2) {
       s.tokens = 1;
       s.loop = 1;
-    } else if (std::sscanf(v, "item:%d:%d:%d", &t, &i, &mb) >= 2) {
+    } else if (std::sscanf(v, "item:%d:%d", &t, &i) == 2) {
       s.tokens = 0;
     } else {
       return std::nullopt;
     }
-    if ((t != 64 && t != 128 && t != 256 && t != 512) || (i != 1 && i != 2 && i != 4) ||
-        (mb != 0 && mb != 8 && mb != 12 && mb != 16) || t * mb > 2048)
+    if ((t != 64 && t != 128 && t != 256 && t != 512) || (i != 1 && i != 2 && i != 4))
       return std::nullopt;
     s.threads = static_cast<uint16_t>(t);
     s.items = static_cast<uint8_t>(i);
-    s.minb = static_cast<uint8_t>(mb);
     return s;
   }();
   return kOverride ? &*kOverride : nullptr;
@@ -161,7 +158,6 @@ Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const Tenso
     spec.items = f->items;
     spec.tokens = f->tokens;
     spec.loop = f->loop;
-    spec.minb = f->minb;
   }
   spec.dtype = key.dtype;
   spec.cache_dtype = k_cache.dtype;

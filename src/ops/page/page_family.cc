@@ -26,8 +26,6 @@ const spec::OpFamily* AppendKvFamily() {
         spec::BoolField("loop", false, "lp",
                         "token-tile form over a resident grid: the next tile loaded while this "
                         "one is stored"),
-        spec::IntField("minb", {0, 8, 12, 16}, 0, "mb",
-                       "launch bounds: blocks per SM the registers must allow (0: no minimum)"),
     };
     f.check = [](const spec::Json& s) {
       const std::string c = s["cache"].get<std::string>();
@@ -38,24 +36,20 @@ const spec::OpFamily* AppendKvFamily() {
       if (s["loop"].get<bool>() && !s["tokens"].get<bool>())
         return Status::InvalidArgument(
             "loop: the resident-grid loop is a token-tile form (tokens)");
-      if (s["threads"].get<int>() * s["minb"].get<int>() > 2048)
-        return Status::InvalidArgument(
-            fmt::format("minb: {} blocks of {} threads exceed 2048 threads per SM",
-                        s["minb"].get<int>(), s["threads"].get<int>()));
       return Status::Ok();
     };
     f.entries = {{"flashjit_append_paged_kv", "flashjit::page::append_paged_kv",
-                  "flashjit::page::AppendKvParams", "Variant::kThreads, Variant::kMinBlocks"}};
+                  "flashjit::page::AppendKvParams", "Variant::kThreads"}};
     f.variant_body = [](const spec::Json& s) {
       return fmt::format(
           "  using DType = {};\n  using CacheType = {};\n  static constexpr int kThreads = {};\n"
           "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n"
           "  static constexpr bool kResolve = {};\n  static constexpr bool kTokens = {};\n"
-          "  static constexpr bool kLoop = {};\n  static constexpr int kMinBlocks = {};\n",
+          "  static constexpr bool kLoop = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           spec::CxxType(s["cache"].get<std::string>()), s["threads"].get<int>(),
           s["vec"].get<int>(), s["items"].get<int>(), s["resolve"].get<bool>(),
-          s["tokens"].get<bool>(), s["loop"].get<bool>(), s["minb"].get<int>());
+          s["tokens"].get<bool>(), s["loop"].get<bool>());
     };
     return f;
   }();
@@ -93,8 +87,7 @@ Result<VariantSpec> AppendKvSpec::ToVariant() const {
                                      {"items", items},
                                      {"resolve", resolve != 0},
                                      {"tokens", tokens != 0},
-                                     {"loop", loop != 0},
-                                     {"minb", minb}});
+                                     {"loop", loop != 0}});
 }
 
 Result<VariantSpec> BatchPositionsSpec::ToVariant() const {

@@ -22,7 +22,7 @@ struct AppendKvSpec {
   uint8_t resolve = 0;  // per-item form: resolve all items' pages before the first store
   uint8_t tokens = 1;   // token-tile form: each token's page resolved once per block
   uint8_t loop = 0;     // token-tile form over a resident grid, next tile loaded during stores
-  uint8_t minb = 0;     // launch bounds: blocks per SM the registers must allow (0: none)
+  uint8_t pad_[1] = {};
 
   Result<VariantSpec> ToVariant() const;
 };

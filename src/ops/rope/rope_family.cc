@@ -39,9 +39,8 @@ const spec::OpFamily* RopeFamily() {
         spec::IntField(
             "items", {1, 2, 3, 4, 5, 6, 8}, 4, "i",
             "tile: work items (head chunks) per thread; row: heads in flight per thread"),
-        spec::IntField("minb", {0, 1, 2, 3, 4, 6, 8, 10, 12, 16}, 1, "mb",
-                       "launch bounds: blocks per SM the registers must allow (0: no minimum, "
-                       "the compiler's choice; 1 is not the same, it raises the registers)"),
+        spec::IntField("minb", {1, 2, 3, 4, 6, 8, 12, 16}, 1, "mb",
+                       "launch bounds: blocks per SM the registers must allow"),
     };
     f.check = [](const spec::Json& s) {
       if (s["interleave"].get<bool>() && s["vec"].get<int>() < 2)

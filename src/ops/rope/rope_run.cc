@@ -42,8 +42,8 @@ rope::HeadLayout Layout(const TensorView& t) { return {t.strides[0], t.strides[1
 
 // Benchmark / test knob: FLASHJIT_ROPE_KERNEL = "warp" (the warp-per-token kernel),
 // "tile:<warps>:<items>" or "row:<warps>:<items>:<slots>[:<full grid 0/1>[:<min blocks>]]"
-// (slots 0: the chooser's; min blocks: the launch bound, 1 by default, 0 none); unset or
-// unparsable: the chooser's pick.
+// (slots 0: the chooser's; min blocks: the launch bound, 1 by default); unset or unparsable: the
+// chooser's pick.
 const RopeSpec* KernelOverride() {
   static const std::optional<RopeSpec> kOverride = []() -> std::optional<RopeSpec> {
     const char* v = std::getenv("FLASHJIT_ROPE_KERNEL");
@@ -58,7 +58,7 @@ const RopeSpec* KernelOverride() {
     if (std::sscanf(v, "tile:%d:%d", &w, &i) == 2 && ok()) {
       s.kernel = 1;
     } else if (int g = 0, mb = 1, n = std::sscanf(v, "row:%d:%d:%d:%d:%d", &w, &i, &sl, &g, &mb);
-               n >= 3 && ok() && sl >= 0 && sl <= 64 && mb >= 0 && mb <= 16) {
+               n >= 3 && ok() && sl >= 0 && sl <= 64 && mb >= 1 && mb <= 16) {
       s.kernel = 2;
       s.slots = static_cast<uint8_t>(sl);
       s.full_grid = n >= 4 && g == 1;

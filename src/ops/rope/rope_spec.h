@@ -23,7 +23,7 @@ struct RopeSpec {
   uint8_t warps = 4;      // warps per block (warp kernel: tokens per block)
   uint8_t kernel = 2;     // 0 warp kernel, 1 tile kernel, 2 row kernel (templates/rope/rope.cuh)
   uint8_t items = 4;      // tile kernel: work items per thread; row kernel: heads in flight
-  uint8_t minb = 1;       // launch bounds: blocks per SM the registers must allow (0: none)
+  uint8_t minb = 1;       // launch bounds: blocks per SM the registers must allow
   uint8_t slots = 0;      // row kernel launch parameter (not part of the variant): threads that
                           // split a token's heads; 0 = the chooser's pick
   uint8_t full_grid = 0;  // row kernel launch parameter: one block per token group (1) or a
