@@ -68,8 +68,8 @@ struct FLASHJIT_API SamplingTuning {
   // (2 block barriers per digit there; 1 takes 1, except in clusters of 256-thread blocks), 11
   // as 1 with session 6's block scans (6 block barriers per digit), 12 as -1 with every form's code
   // in one kernel (the form chosen at run time), 13 as -1 with the launch's form compiled into
-  // the kernel (the forms it never takes left out). 9-13 compute the same sums and draw the same
-  // tokens as 1.
+  // the kernel (the forms it never takes left out) at every launch shape (-1 takes it in
+  // clusters of 8 and 2). 9-13 compute the same sums and draw the same tokens as 1.
   int candidates = -1;
   // Threads per block: 32, 64, ..., 1024 (>= 256 with clusters); 0: chosen.
   int threads = 0;

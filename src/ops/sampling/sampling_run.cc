@@ -256,9 +256,16 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
                 (tune.candidates == 4 || tune.candidates == 5 ? 0 : sampling::kFormClusterLean) |
                 (lane_columns ? sampling::kFormLaneColumns : 0) |
                 (exchange_rule ? sampling::kFormClusterExchange : 0);
-  // The form compiled into the variant (tuning.candidates 13: the forms the launch never takes
-  // left out) or chosen at run time (the others). Pending the H200 A/B (session 8 round 2).
-  if (spec.candidates && tune.candidates == 13) spec.form = static_cast<int8_t>(cand_form);
+  // The form compiled into the variant (variant field form: the forms the launch never takes
+  // left out, 40 % less code in clusters) for the default in clusters of 8 and 2 and for
+  // tuning.candidates 13 everywhere; chosen at run time otherwise (12: the default's forms so).
+  // Measured on the H200 (2026-11-30, session 8 round 2, docs/perf/sampling.md; b2b, 13 against the
+  // default's every-form kernel in the same call): B = 1 x 128256 flat / peaked -1.16 / -0.92 us, x
+  // 32000 -0.51 / -0.35; B = 64 x 128256 -0.35 / -0.07, x 32000 -0.45 / -0.22; one block per row (B
+  // = 256) x 128256 +0.67 / -0.13, x 32000 -0.10 / -0.33: not there; clusters of 4 unmeasured.
+  if (spec.candidates && (tune.candidates == 13 ||
+                          (tune.candidates == -1 && (launch.cluster == 8 || launch.cluster == 2))))
+    spec.form = static_cast<int8_t>(cand_form);
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   sampling::SamplingParams p{};
