@@ -122,7 +122,7 @@ TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
                     "options.tuning.cache_bytes");
   }
-  for (int c : {-2, 12}) {
+  for (int c : {-2, 14}) {
     SamplingOptions o;
     o.tuning.candidates = c;
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
@@ -278,6 +278,33 @@ TEST_CASE("sampling: the cluster decision follows each engine's arch", "[samplin
   CHECK(clusters_built("sm_90a") == 2);
   CHECK(clusters_built("sm_80") == 1);
   CHECK(clusters_built("sm_90a") == 2);
+}
+
+// The two-pass kernel's form compiled into the variant (variant field form, session 8 round 2):
+// its bits are in the name and the rendered Variant; -1 (every form, chosen at run time) is the
+// default; the field needs the two-pass kernel and stays within the kForm* bits.
+TEST_CASE("sampling spec: the compiled-in form", "[sampling]") {
+  ops::SamplingSpec s;
+  s.filter = ops::SamplingFilter::kTopP;
+  s.threads = 512;
+  s.cluster = 8;
+  s.candidates = 1;
+  auto runtime = s.ToVariant();
+  REQUIRE(runtime.ok());
+  CHECK(runtime->name().find("_cf-1") != std::string::npos);
+  s.form = 43;
+  auto fixed = s.ToVariant();
+  REQUIRE(fixed.ok());
+  CHECK(fixed->name().find("_cf43") != std::string::npos);
+  CHECK(fixed->canonical_json().find("\"form\":43") != std::string::npos);
+  CHECK(!(*fixed == *runtime));
+  s.candidates = 0;
+  auto no_candidates = s.ToVariant();
+  REQUIRE(!no_candidates.ok());
+  CHECK(no_candidates.status().message().find("form needs candidates") != std::string::npos);
+  s.candidates = 1;
+  s.form = 64;
+  CHECK(!s.ToVariant().ok());
 }
 
 }  // namespace
