@@ -17,6 +17,8 @@ if [ "$mode" = stage ]; then
   export FLASHJIT_CACHE_DIR="$PWD/$build/gpu-cache" FLASHJIT_ARCH=sm_90a
   FLASHJIT_DRY_RUN=1 FLASHJIT_TEST_SEED=1 "$build/tests/flashjit_gpu_tests" | tail -2
   for b in "$build"/tools/bench/flashjit_bench_*; do "$b" --dry-run; done
+  # The sampling bench's phase-stamp variants (`--stamps`), for a diagnostic call.
+  "$build/tools/bench/flashjit_bench_sampling" --dry-run --only "B=0" --no-sweep --stamps
   # The cascade A/B below: the merge with 1, 2 and 4 vectors per lane.
   for c in 1 2 4; do
     FLASHJIT_MERGE_CHUNKS=$c FLASHJIT_DRY_RUN=1 "$build/tests/flashjit_gpu_tests" "[cascade]" | tail -1
