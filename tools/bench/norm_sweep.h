@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <tuple>
 #include <vector>
 
 #include "src/ops/norm/norm_spec.h"
@@ -17,6 +18,12 @@ struct NormKnob {
   int threads, items, rows = 1;
   bool pf = false, gs = false, wp = false, cs = true;
   int mb = 0;  // launch bounds: at least mb blocks per SM (0: no minimum)
+
+  // A sweep repeats a knob to time it beside its neighbours (A/B rows); tests run each once.
+  bool operator==(const NormKnob& o) const {
+    return std::tie(threads, items, rows, pf, gs, wp, cs, mb) ==
+           std::tie(o.threads, o.items, o.rows, o.pf, o.gs, o.wp, o.cs, o.mb);
+  }
 
   ops::NormSpec Spec() const {
     ops::NormSpec s;
