@@ -108,7 +108,7 @@ skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench cascade-ab torch pyth
   echo "demo exit: $?"
 } 2>&1 | tee "$out/tests.log"
 skip bench || {
-  for b in engine norm rope activation page decode sampling cascade; do
+  for b in engine launch norm rope activation page decode sampling cascade; do
     section "bench $b"
     FLASHJIT_DISABLE_JIT=1 OUT= timeout 90 "$stage/flashjit_bench_$b"
   done
