@@ -52,6 +52,10 @@ Result<std::unique_ptr<Kernel>> Kernel::Load(const std::vector<uint8_t>& cubin,
                               k->functions_[i]) != CUDA_SUCCESS)
       r.static_smem = 0;
     k->resources_.push_back(r);
+    // Cluster launches of more than 8 CTAs (sm_90: up to 16) need this; it changes nothing for
+    // other launches, and a device or driver without it only keeps the portable limit.
+    (void)d->cuFuncSetAttribute(k->functions_[i],
+                                CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1);
   }
   return k;
 }
