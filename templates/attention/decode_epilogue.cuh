@@ -48,35 +48,49 @@ template <class V>
 FLASHJIT_DEVICE void ClusterMerge(const DecodeParams& p, const DecodeWorkItem& w, int qh0, int rows,
                                   const float* o, const float* row_lse) {
   using T = typename V::DTypeQ;
-  constexpr int kD = V::kHeadDim, kStride = kD + 8, kMaxCluster = 8;
+  // Up to 16 CTAs (a non-portable cluster size on sm_90, see DecodeMaxCluster), read in batches
+  // of 8 (all loads of a batch in flight together) with the running (max, sum, acc) rescaled
+  // between batches; a plan of at most 8 chunks takes one batch, the arithmetic of session 5.
+  constexpr int kD = V::kHeadDim, kStride = kD + 8, kBatch = 8;
   const int n = p.cluster;
   ClusterSync();  // every CTA's partial is in its shared memory
   const int rank = static_cast<int>(ClusterCtaRank());
   for (int idx = rank + n * static_cast<int>(threadIdx.x); idx < rows * (kD / 4);
        idx += n * kDecodeThreads) {
     const int r = idx / (kD / 4), c4 = (idx % (kD / 4)) * 4;
-    float lse_i[kMaxCluster];
-    float4 x[kMaxCluster];
-    float m = NegInf();
-#pragma unroll
-    for (int i = 0; i < kMaxCluster; ++i) {
-      if (i < n) {
-        lse_i[i] = __uint_as_float(LdSharedClusterU32(MapaSharedCluster(row_lse + r, i)));
-        x[i] = LdSharedClusterF32x4(MapaSharedCluster(o + r * kStride + c4, i));
-        m = fmaxf(m, lse_i[i]);
-      }
-    }
-    float total = 0.f;
+    float m = NegInf(), total = 0.f;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
+    for (int base = 0; base < n; base += kBatch) {
+      float lse_i[kBatch];
+      float4 x[kBatch];
+      float mb = m;
 #pragma unroll
-    for (int i = 0; i < kMaxCluster; ++i) {
-      if (i < n) {
-        const float e = ScoreWeight(lse_i[i], m, 1.f);  // 0 for an empty chunk
-        total += e;
-        acc.x += e * x[i].x;
-        acc.y += e * x[i].y;
-        acc.z += e * x[i].z;
-        acc.w += e * x[i].w;
+      for (int i = 0; i < kBatch; ++i) {
+        if (base + i < n) {
+          lse_i[i] = __uint_as_float(LdSharedClusterU32(MapaSharedCluster(row_lse + r, base + i)));
+          x[i] = LdSharedClusterF32x4(MapaSharedCluster(o + r * kStride + c4, base + i));
+          mb = fmaxf(mb, lse_i[i]);
+        }
+      }
+      if (base > 0) {  // rescale what the earlier batches summed to the new maximum
+        const float s = ScoreWeight(m, mb, 1.f);
+        total *= s;
+        acc.x *= s;
+        acc.y *= s;
+        acc.z *= s;
+        acc.w *= s;
+      }
+      m = mb;
+#pragma unroll
+      for (int i = 0; i < kBatch; ++i) {
+        if (base + i < n) {
+          const float e = ScoreWeight(lse_i[i], m, 1.f);  // 0 for an empty chunk
+          total += e;
+          acc.x += e * x[i].x;
+          acc.y += e * x[i].y;
+          acc.z += e * x[i].z;
+          acc.w += e * x[i].w;
+        }
       }
     }
     const int qh = qh0 + r;

@@ -93,7 +93,7 @@ struct DecodeParams {
   // of one work item (its kv heads, whose rows share every page) run side by side. 0: blockIdx.x
   // is the item, blockIdx.y the head tile.
   int32_t head_major;
-  // Cluster merge (plans whose split requests all have `cluster` items, 2..8; head_major is 1):
+  // Cluster merge (plans whose split requests all have `cluster` items, 2..16; head_major is 1):
   // blockIdx.x = (item / cluster * heads + head tile) * cluster + item % cluster, so that the
   // chunks of one (request, head tile) form one thread-block cluster, which merges them through
   // distributed shared memory (no partials in global memory, no counters). 0: off.

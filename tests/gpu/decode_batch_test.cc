@@ -228,5 +228,113 @@ TEST_CASE("batch decode: uniform splits merged by a thread-block cluster", "[gpu
   }
 }
 
+// The cluster that BatchDecode's plan takes for `c` on the H200 (132 SMs, 2 CTAs per SM at
+// 16-bit D 128) when clusters merge up to `max_cluster` chunks.
+int PlannedCluster(const BatchCase& c, int max_cluster) {
+  ops::DecodeScheduleLimits limits;
+  const int q_tiles = (c.num_qo_heads / c.num_kv_heads + 15) / 16;
+  limits.ctas_per_item = c.num_kv_heads * q_tiles;
+  limits.sms = 132;
+  limits.slots = 132 * ops::DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
+  limits.lone_tile_cost = 0.55;
+  limits.max_items = ops::DecodeMaxItems(static_cast<int>(c.lens.size()), limits);
+  limits.max_cluster = max_cluster;
+  std::vector<ops::DecodeRequest> reqs;
+  for (int len : c.lens) {
+    const int start = c.options.window_left >= 0 ? std::max(0, len - 1 - c.options.window_left) : 0;
+    reqs.push_back({0, len, start});
+  }
+  return ops::BuildDecodeSchedule(reqs, limits).cluster;
+}
+
+// Wrappers created in this scope merge up to `n` chunks per cluster (FLASHJIT_DECODE_MAX_CLUSTER).
+struct ForceMaxCluster {
+  explicit ForceMaxCluster(int n) { ops::SetDecodeMaxClusterForTesting(n); }
+  ~ForceMaxCluster() { ops::SetDecodeMaxClusterForTesting(0); }
+};
+
+// Clusters of 9..16 CTAs (non-portable sizes on sm_90; session 9's FLASHJIT_DECODE_MAX_CLUSTER=16):
+// the merge reads the chunks in two batches of 8 and rescales between them. Uniform batches
+// whose plan takes a cluster over 8 (the benchmark's B=1 L=1k: 16 chunks of 64 keys; L=4k,
+// chunks of 256; L=16384 on 64-key pages), page sizes 1/16/64, a window, sinks, f16 with RoPE,
+// ALiBi, soft cap, HND, two query tiles, logits near -500000; then ragged batches (lengths
+// 0..16384, page sizes 1/16/64) under the same limit, which split and merge by their last CTA.
+TEST_CASE("batch decode: clusters of up to 16 CTAs (non-portable) and ragged batches",
+          "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  ForceMaxCluster force(16);
+  std::vector<BatchCase> cases;
+  auto add = [&](std::vector<int> lens) { return AddCase(cases, 32, 8, std::move(lens)); };
+  add({1024});
+  {
+    BatchCase* c = add({1024, 1000, 970});
+    c->num_qo_heads = 8;  // 2 kv heads: 96 CTAs (at 8 heads the plan takes clusters of 8)
+    c->num_kv_heads = 2;
+  }
+  add({4096});
+  add({16384})->page_size = 64;
+  {
+    BatchCase* c = add({1024, 1020});
+    c->num_qo_heads = 4;
+    c->num_kv_heads = 1;
+    c->page_size = 1;
+  }
+  {
+    BatchCase* c = add({3000});
+    c->options.window_left = 1000;
+    c->sinks = true;
+  }
+  {
+    BatchCase* c = add({1024});
+    c->q_dtype = c->kv_dtype = DType::kF16;
+    c->options.rope = true;
+  }
+  add({1100})->options.alibi = true;
+  {
+    BatchCase* c = add({4000, 3990});
+    c->layout = KVLayout::kHND;
+    c->combined = false;
+    c->options.logits_soft_cap = 5.f;
+    c->options.sm_scale = 0.5f;
+  }
+  {
+    BatchCase* c = add({1024});
+    c->num_qo_heads = 34;  // group 17: two query tiles per kv head
+    c->num_kv_heads = 2;
+  }
+  {
+    BatchCase* c = add({1024});
+    c->huge_negative = true;
+    c->with_lse = false;
+  }
+  for (BatchCase c : cases) {
+    const int cluster = PlannedCluster(c, 16);
+    INFO(Describe(c) << ": cluster " << cluster);
+    CHECK(cluster > 8);
+    RunBatch(c, rng);
+  }
+  for (int ps : {1, 16, 64}) {
+    BatchCase c;
+    c.page_size = ps;
+    c.num_qo_heads = 32;
+    c.num_kv_heads = 8;
+    c.lens = MixedLengths(ps == 1 ? 9 : 20, ps == 1 ? 3000 : 16384, ps, rng);
+    RunBatch(c, rng);
+  }
+}
+
+// A small cluster of 16 (one kv head, 16 chunks of 64 keys: 16 CTAs) for compute-sanitizer.
+TEST_CASE("batch decode: one cluster of 16 CTAs small", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  ForceMaxCluster force(16);
+  BatchCase c;
+  c.num_qo_heads = 4;
+  c.num_kv_heads = 1;
+  c.lens = {1024};
+  c.sinks = true;
+  REQUIRE(PlannedCluster(c, 16) == 16);
+  RunBatch(c, rng);
+}
+
 }  // namespace
 }  // namespace flashjit::test

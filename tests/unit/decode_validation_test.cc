@@ -269,6 +269,35 @@ TEST_CASE("single decode's uniform split is merged by a cluster under the batch 
   CHECK(off.cluster == 0);
 }
 
+// Clusters of up to 16 (FLASHJIT_DECODE_MAX_CLUSTER=16, session 9's A/B) on the H200's
+// limits: one request of 1k / 4k / 16k keys splits into 16 chunks (128 lone CTAs) merged by one
+// cluster per kv head; 16 x 1k keeps its clusters of 2; 32k keys stay on the global merge; a
+// request of 1100 keys takes a cluster of 9.
+TEST_CASE("decode plans with clusters of up to 16", "[decode]") {
+  ops::DecodeScheduleLimits limits;
+  limits.ctas_per_item = 8;
+  limits.slots = 264;
+  limits.sms = 132;
+  limits.lone_tile_cost = 0.55;
+  limits.max_cluster = 16;
+  auto plan = [&](int b, int len) {
+    limits.max_items = ops::DecodeMaxItems(b, limits);
+    return ops::BuildDecodeSchedule(std::vector<ops::DecodeRequest>(b, {0, len, 0}), limits);
+  };
+  const std::tuple<int, int, int, int> expect[] = {
+      {1, 1024, 64, 16},  {1, 4096, 256, 16},  {1, 16384, 1024, 16}, {1, 32768, 1024, 0},
+      {16, 1024, 512, 2}, {16, 4096, 2048, 2}, {1, 1100, 128, 9}};
+  for (auto [b, len, chunk, cluster] : expect) {
+    INFO("B=" << b << " L=" << len);
+    const ops::DecodeSchedule s = plan(b, len);
+    CHECK(s.chunk == chunk);
+    CHECK(s.cluster == cluster);
+  }
+  auto single = ops::ChooseSingleDecodeSplit(1024, limits);
+  CHECK(single.chunks == 16);
+  CHECK(single.cluster == 16);
+}
+
 // The persistent plan's assignment: every (item, head tile) unit exactly once, each CTA's list
 // linked from its own index, balanced within one unit's cost, deterministic.
 TEST_CASE("decode persistent plan assigns every unit once, balanced and deterministic",

@@ -111,6 +111,10 @@ bool DecodeHeadMajor() {
   return kHeadMajor;
 }
 
+namespace {
+std::atomic<int> g_max_cluster_test{0};
+}  // namespace
+
 int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_bytes) {
   // 0: never, 1: 16-bit KV at head_dim 128 (default), 2: always.
   static const int kMode = [] {
@@ -143,8 +147,18 @@ int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_byte
       if (cacheable && info.ok()) known[device].store(ok ? 2 : 1, std::memory_order_relaxed);
     }
   }
-  return ok ? 8 : 0;
+  if (!ok) return 0;
+  const int forced = g_max_cluster_test.load(std::memory_order_relaxed);
+  if (forced > 0) return std::clamp(forced, 2, 16);
+  static const int kMax = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_MAX_CLUSTER");
+    const int n = v ? std::atoi(v) : 0;
+    return n >= 2 ? std::min(n, 16) : 8;
+  }();
+  return kMax;
 }
+
+void SetDecodeMaxClusterForTesting(int n) { g_max_cluster_test.store(n > 0 ? n : 0); }
 
 namespace {
 std::atomic<int> g_persistent_test_mode{-1}, g_persistent_test_ctas{0};

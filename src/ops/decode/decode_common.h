@@ -33,8 +33,13 @@ bool DecodeHeadMajor();
 // The most chunks per request that plans on `device` merge in a thread-block cluster
 // (DecodeScheduleLimits::max_cluster): 8 on an sm_90+ arch for 16-bit KV at head_dim 128, the
 // case measured faster on the H200; 0 elsewhere. Tuning knob FLASHJIT_DECODE_CLUSTER: 0 = never,
-// all = every KV dtype and head dim.
+// all = every KV dtype and head dim. FLASHJIT_DECODE_MAX_CLUSTER=N (2..16) replaces the 8: sizes
+// over 8 are non-portable cluster shapes (sm_90 allows 16; the loader sets every function's
+// CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED), session 9's A/B.
 int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_bytes);
+// Tests: wrappers created afterwards merge up to `n` chunks in a cluster where clusters apply
+// (n <= 0 restores the knob / the default).
+void SetDecodeMaxClusterForTesting(int n);
 
 // Which plans of a 16-bit KV cache run on a persistent grid (DecodeParams::units). Tuning knob
 // FLASHJIT_DECODE_PERSISTENT: 0 = never, 1 = every plan that does not cluster (for A/B and

@@ -74,9 +74,10 @@ Status SingleDecode(Engine& engine, const TensorView& q, const TensorView& k, co
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, q.device));
   FLASHJIT_ASSIGN_OR_RETURN(const int sms, runtime::MultiprocessorCount(engine, q.device));
 
-  // The split: as many chunks as the workspace holds and the cost model wants; 2..8 chunks of up
-  // to 2048 keys (16-bit KV at head_dim 128, sm_90+, knob FLASHJIT_DECODE_CLUSTER) are merged
-  // by a thread-block cluster, as in BatchDecode's plans.
+  // The split: as many chunks as the workspace holds and the cost model wants; 2..8 (knob
+  // FLASHJIT_DECODE_MAX_CLUSTER: up to 16) chunks of up to 2048 keys (16-bit KV at head_dim 128,
+  // sm_90+, knob FLASHJIT_DECODE_CLUSTER) are merged by a thread-block cluster, as in BatchDecode's
+  // plans.
   const int group = static_cast<int>(num_qo_heads / num_kv_heads);
   const int q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;
   const int64_t max_slots = std::min<int64_t>(
