@@ -127,15 +127,23 @@ Status Kernel::Launch(int entry, const LaunchConfig& cfg, const void* params,
     smem_limit_[entry].store(static_cast<int>(cfg.dynamic_smem), std::memory_order_relaxed);
   }
   void* args[] = {const_cast<void*>(params)};
-  if (cfg.cluster_x * cfg.cluster_y * cfg.cluster_z > 1) {
+  const bool cluster = cfg.cluster_x * cfg.cluster_y * cfg.cluster_z > 1;
+  if (cluster || cfg.programmatic) {
     if (!api->cuLaunchKernelEx)
       return Status::NoDriver("the driver lacks cuLaunchKernelEx, needed by cluster launch of " +
                               name_ + "; update the NVIDIA driver");
-    CUlaunchAttribute attr{};
-    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-    attr.value.clusterDim.x = cfg.cluster_x;
-    attr.value.clusterDim.y = cfg.cluster_y;
-    attr.value.clusterDim.z = cfg.cluster_z;
+    CUlaunchAttribute attrs[2] = {};
+    unsigned n = 0;
+    if (cluster) {
+      attrs[n].id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+      attrs[n].value.clusterDim.x = cfg.cluster_x;
+      attrs[n].value.clusterDim.y = cfg.cluster_y;
+      attrs[n++].value.clusterDim.z = cfg.cluster_z;
+    }
+    if (cfg.programmatic) {
+      attrs[n].id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      attrs[n++].value.programmaticStreamSerializationAllowed = 1;
+    }
     CUlaunchConfig lc{};
     lc.gridDimX = cfg.grid_x;
     lc.gridDimY = cfg.grid_y;
@@ -145,10 +153,11 @@ Status Kernel::Launch(int entry, const LaunchConfig& cfg, const void* params,
     lc.blockDimZ = cfg.block_z;
     lc.sharedMemBytes = cfg.dynamic_smem;
     lc.hStream = stream;
-    lc.attrs = &attr;
-    lc.numAttrs = 1;
+    lc.attrs = attrs;
+    lc.numAttrs = n;
     CUresult rc = api->cuLaunchKernelEx(&lc, f, args, nullptr);
-    if (rc != CUDA_SUCCESS) return CudaStatus(rc, "cuLaunchKernelEx(" + name_ + ", cluster)");
+    if (rc != CUDA_SUCCESS)
+      return CudaStatus(rc, "cuLaunchKernelEx(" + name_ + (cluster ? ", cluster)" : ", PDL)"));
     return Status::Ok();
   }
   CUresult rc = api->cuLaunchKernel(f, cfg.grid_x, cfg.grid_y, cfg.grid_z, cfg.block_x, cfg.block_y,

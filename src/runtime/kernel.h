@@ -21,6 +21,10 @@ struct LaunchConfig {
   // Thread-block cluster shape (Hopper and later); 1x1x1 launches with cuLaunchKernel. Each
   // grid dimension must be a multiple of the cluster's.
   uint32_t cluster_x = 1, cluster_y = 1, cluster_z = 1;
+  // Programmatic dependent launch (sm_90+): CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+  // so that the kernel may start before the previous kernel of the stream has finished. Only for
+  // kernels that run griddepcontrol.wait before reading anything an earlier kernel writes.
+  bool programmatic = false;
 };
 
 class Kernel {
