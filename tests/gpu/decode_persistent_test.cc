@@ -265,5 +265,181 @@ TEST_CASE("batch decode: persistent grid over ragged batches", "[gpu][decode]") 
   }
 }
 
+// Forces programmatic dependent launch (FLASHJIT_DECODE_PDL) for launches in this scope.
+struct ForcePdl {
+  explicit ForcePdl(int mode) { ops::SetDecodePdlForTesting(mode); }
+  ~ForcePdl() { ops::SetDecodePdlForTesting(-1); }
+};
+
+// Three runs of one plan queued back to back, each taking the previous run's output as its q
+// (out and q are both [B, Hq, D]), so that a run reading q (or anything after the
+// griddepcontrol.wait) before the previous kernel's end would read the 0xFF fill (NaN) or a
+// stale value; the split requests' counters are reused by each run. On a stream, or (graph)
+// captured into one CUDA graph and replayed twice. Each run is checked against the fp64
+// reference of the previous run's downloaded output.
+void PdlChain(BatchCase c, std::mt19937& rng, bool graph) {
+  const int hq = c.num_qo_heads, d = c.head_dim, b = static_cast<int>(c.lens.size());
+  constexpr int kRuns = 3;
+  PagedCache pc = BuildCache(c, rng);
+  std::vector<float> q = RandomNormal(int64_t(b) * hq * d, rng);
+  std::vector<double> qd;
+  DeviceBuffer dq = Upload16(c.q_dtype, q, &qd);
+  std::vector<DeviceBuffer> douts;
+  for (int k = 0; k < kRuns; ++k) douts.emplace_back(int64_t(b) * hq * d * 2);
+  DeviceBuffer dlse(b * hq * 4);
+  BatchDecodeConfig cfg;
+  cfg.num_qo_heads = hq;
+  cfg.num_kv_heads = c.num_kv_heads;
+  cfg.head_dim = d;
+  cfg.page_size = c.page_size;
+  cfg.q_dtype = c.q_dtype;
+  cfg.kv_dtype = c.kv_dtype;
+  cfg.layout = c.layout;
+  cfg.max_batch_size = b;
+  cfg.cuda_graph = graph;
+  auto wrapper = BatchDecode::Create(TestEngine(), cfg);
+  REQUIRE(wrapper.ok());
+  BatchDecode& w = **wrapper;
+  DeviceBuffer ws(w.WorkspaceBytes());
+  const Status planned = w.Plan(pc.indptr.data(), pc.last_len.data(), b, c.options, ws.data(),
+                                ws.bytes(), nullptr, pc.page_ids.data(), pc.num_pages);
+  INFO(Describe(c) << (graph ? " (graph)" : "") << ": plan " << planned.ToString());
+  REQUIRE(planned.ok());
+  TensorView tk, tv;
+  CacheViews(c, pc, &tk, &tv);
+  const TensorView tidx = TensorView::Contiguous(pc.indices.data(), DType::kI32,
+                                                 {static_cast<int64_t>(pc.page_ids.size())});
+  auto view = [&](DeviceBuffer& buf) {
+    return TensorView::Contiguous(buf.data(), c.q_dtype, {b, hq, d});
+  };
+  const TensorView tlse = TensorView::Contiguous(dlse.data(), DType::kF32, {b, hq});
+  auto enqueue = [&](CUstream stream) {
+    for (int k = 0; k < kRuns; ++k) {
+      const Status s = w.Run(view(k == 0 ? dq : douts[k - 1]), tk, tv, tidx, view(douts[k]),
+                             k + 1 == kRuns ? tlse : TensorView{}, stream);
+      INFO("run " << k << ": " << s.ToString());
+      REQUIRE(s.ok());
+    }
+  };
+  auto fill = [&] {
+    for (DeviceBuffer& o : douts) o.Fill(0xFF);
+    dlse.Fill(0xFF);
+    Synchronize();
+  };
+  auto check = [&](const std::string& what) {
+    std::vector<double> qk = qd;
+    for (int k = 0; k < kRuns; ++k) {
+      std::vector<double> ref_out, ref_lse;
+      Reference(c, pc, qk, nullptr, c.options, &ref_out, &ref_lse);
+      std::vector<float> out = Download16(c.q_dtype, douts[k], int64_t(b) * hq * d);
+      std::vector<float> lse = DownloadF32(dlse, int64_t(b) * hq);
+      CheckDecode(out, ref_out, k + 1 == kRuns ? &lse : nullptr, ref_lse,
+                  OutTolerance(c.q_dtype, DTypeBytes(c.kv_dtype) == 1, c.options.rope),
+                  what + " run " + std::to_string(k));
+      qk.assign(out.begin(), out.end());  // the next run's q, exactly as the GPU holds it
+    }
+  };
+  if (DryRun()) {
+    enqueue(nullptr);
+    return;
+  }
+  const std::string what = Describe(c) + (graph ? " graph" : " stream");
+  if (!graph) {
+    fill();
+    enqueue(nullptr);
+    Synchronize();
+    check(what);
+    return;
+  }
+  const runtime::DriverApi& api = **runtime::Driver();
+  CUstream stream;
+  REQUIRE(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  REQUIRE(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
+  enqueue(stream);
+  CUgraph g;
+  REQUIRE(api.cuStreamEndCapture(stream, &g) == CUDA_SUCCESS);
+  CUgraphExec exec;
+  REQUIRE(api.cuGraphInstantiate(&exec, g, 0) == CUDA_SUCCESS);
+  for (int replay = 0; replay < 2; ++replay) {
+    fill();
+    REQUIRE(api.cuGraphLaunch(exec, stream) == CUDA_SUCCESS);
+    REQUIRE(api.cuStreamSynchronize(stream) == CUDA_SUCCESS);
+    check(what + " replay " + std::to_string(replay));
+  }
+  api.cuGraphExecDestroy(exec);
+  api.cuGraphDestroy(g);
+  api.cuStreamDestroy(stream);
+}
+
+// Programmatic dependent launch forced on (session 9's FLASHJIT_DECODE_PDL=1): chained runs
+// over ragged batches (lengths 0..16384, page sizes 1/16/64; long requests split and merged by
+// their last CTA, the counters reused by the next run), uniform batches merged by clusters of 2,
+// 8 and 16, the persistent grid, fp8 KV, RoPE, and CUDA graphs of the chain (workspace merges;
+// a forced persistent grid).
+TEST_CASE("batch decode: programmatic dependent launch over chained runs", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  ForcePdl pdl(1);
+  std::vector<BatchCase> cases;
+  auto add = [&](std::vector<int> lens) { return AddCase(cases, 32, 8, std::move(lens)); };
+  add(MixedLengths(20, 16384, 16, rng));
+  {
+    BatchCase* c = add(MixedLengths(9, 3000, 1, rng));
+    c->num_qo_heads = c->num_kv_heads = 4;
+    c->page_size = 1;
+  }
+  {
+    BatchCase* c = add(MixedLengths(12, 5000, 64, rng));
+    c->num_qo_heads = 16;
+    c->num_kv_heads = 2;
+    c->page_size = 64;
+    c->layout = KVLayout::kHND;
+    c->combined = false;
+  }
+  add(std::vector<int>(16, 1024));  // clusters of 2
+  add({1024});                      // a cluster of 8
+  {
+    BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+    c->kv_dtype = DType::kF8E4M3;
+  }
+  {
+    BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+    c->q_dtype = c->kv_dtype = DType::kF16;
+    c->options.rope = true;
+  }
+  for (const BatchCase& c : cases) PdlChain(c, rng, false);
+  {
+    ops::SetDecodeMaxClusterForTesting(16);
+    BatchCase c = cases[4];  // one request of 1024 keys: a cluster of 16
+    PdlChain(c, rng, false);
+    ops::SetDecodeMaxClusterForTesting(0);
+  }
+  {
+    ForcePersistent force(0);
+    PdlChain(cases[0], rng, false);
+    PdlChain(cases[3], rng, false);  // clusters: never persistent
+    BatchCase c = cases[0];
+    c.lens = MixedLengths(64, 1500, 16, rng);  // 512 units on the persistent grid
+    PdlChain(c, rng, false);
+  }
+  PdlChain(cases[0], rng, true);
+  {
+    ForcePersistent force(5);
+    PdlChain(cases[2], rng, true);
+  }
+}
+
+// A small chain for compute-sanitizer: one split request merged by its last CTA, a cluster.
+TEST_CASE("batch decode: programmatic dependent launch small", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  ForcePdl pdl(1);
+  BatchCase c;
+  c.num_qo_heads = 4;
+  c.num_kv_heads = 1;
+  c.lens = {700, 0, 33};
+  PdlChain(c, rng, false);
+  c.lens = {1024};
+  PdlChain(c, rng, false);
+}
+
 }  // namespace
 }  // namespace flashjit::test

@@ -183,6 +183,22 @@ DecodePersistentMode DecodePersistent() {
   return kMode;
 }
 
+namespace {
+std::atomic<int> g_pdl_test{-1};
+}  // namespace
+
+bool DecodePdl() {
+  const int forced = g_pdl_test.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced == 1;
+  static const bool kPdl = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_PDL");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return kPdl;
+}
+
+void SetDecodePdlForTesting(int mode) { g_pdl_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
+
 Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
                     const attention::DecodeParams& p, int grid_items,
                     const attention::DecodeMergeParams& mp, int merge_items, CUstream stream,
@@ -194,6 +210,7 @@ Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
   runtime::LaunchConfig cfg;
   cfg.block_x = attention::kDecodeThreads;
   cfg.dynamic_smem = static_cast<uint32_t>(DecodeSmemBytes(spec));
+  cfg.programmatic = DecodePdl();
   if (persistent_ctas > 0) {  // entry 2: the persistent grid (no merge launch)
     cfg.grid_x = static_cast<uint32_t>(persistent_ctas);
     return kernel.Launch(2, cfg, &p, stream);

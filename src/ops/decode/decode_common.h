@@ -52,6 +52,14 @@ int DecodePersistentMaxCtas();
 // CTAs (0: no limit); mode < 0 restores the knob and the resident capacity.
 void SetDecodePersistentForTesting(int mode, int max_ctas);
 
+// Whether decode attention kernels launch with programmatic dependent launch (sm_90+, PDL:
+// the kernel's prologue up to its griddepcontrol.wait, and the block scheduling, overlap the
+// previous kernel's tail; back to back and in CUDA graphs only). Tuning knob FLASHJIT_DECODE_PDL=1
+// (default off); the merge kernel never takes it.
+bool DecodePdl();
+// Tests: 1 / 0 force PDL on / off for launches from now on; < 0 restores the knob.
+void SetDecodePdlForTesting(int mode);
+
 // Launches the attention kernel over `grid_items` work items and, when `merge_items` > 0, the
 // merge kernel; or (persistent_ctas > 0) the persistent kernel on that many CTAs, nothing else.
 // p.cluster > 1: clusters of p.cluster CTAs in the order DecodeParams describes.
