@@ -5,7 +5,7 @@
 // `--only TEXT`: time only the rows whose name holds TEXT (e.g. "top_p0.9 B=64 V=128256 std1",
 // for a profiler); `--no-sweep`: leave out the split sweep. `--stamps`: also the two-pass top-p
 // kernel's phase breakdown at B = 1 and 64 x 128256 (the variant with phase stamps,
-// SamplingTuning::stamps), for the default and its forms 12 and 13 (session 8 round 2).
+// SamplingTuning::stamps), for the forms 13 and 14 (session 9), interleaved twice.
 #include <flashjit/sampling.h>
 #include <fmt/format.h>
 
@@ -204,6 +204,14 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 13;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
+      // Session 9: 13 with digit 0's merge in one cluster barrier (candidates 14: kFormPushMerge,
+      // clusters only; one block per row runs 13's kernel).
+      {"top_p0.9_push",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 14;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
       // Session 7: the default with session 6's block scans (candidates 11: 6 block barriers
       // per digit; the default takes the fast scans with the exact prefix at digits 2-3).
       {"top_p0.9_blockscan",
@@ -246,10 +254,13 @@ void StampBreakdown(Engine& e, const std::vector<void*>& in, int64_t batch, int6
   if (!d.ok()) throw std::runtime_error(d.status().ToString());
   (*d)->cuCtxSynchronize();
   (*d)->cuMemcpyDtoH(host.data(), reinterpret_cast<CUdeviceptr>(stamps), host.size() * 8);
-  // Slots (sampling_params.cuh, kStamp*): 0 start .. 11 end; 14 / 15 %globaltimer.
-  const char* names[12] = {"",        "pass 1",  "merge d0",   "scan d0", "pass 2", "pass 2 sync",
-                           "digit 2", "digit 3", "select end", "owner",   "draw",   "end barrier"};
-  double sum[12] = {}, cycles = 0, ns = 0, kernel_ns = 0, total_max = 0;
+  // Slots (sampling_params.cuh, kStamp*): 0 start .. 11 end, in time order with 12 (digit 2's
+  // fill) before 6 and 13 (digit 3's fill) before 7; 14 / 15 %globaltimer.
+  const char* names[14] = {"",        "pass 1",  "merge d0",   "scan d0", "pass 2", "pass 2 sync",
+                           "scan d2", "scan d3", "select end", "owner",   "draw",   "end barrier",
+                           "fill d2", "fill d3"};
+  constexpr int kOrder[13] = {1, 2, 3, 4, 5, 12, 6, 13, 7, 8, 9, 10, 11};
+  double sum[14] = {}, cycles = 0, ns = 0, kernel_ns = 0, total_max = 0;
   int64_t blocks = 0;
   for (int r = 0; r < kRuns; ++r) {
     uint64_t t0 = ~uint64_t{0}, t1 = 0, worst = 0;
@@ -258,7 +269,7 @@ void StampBreakdown(Engine& e, const std::vector<void*>& in, int64_t batch, int6
       if (st[0] == 0 || st[11] == 0) continue;
       ++blocks;
       uint64_t prev = st[0];
-      for (int i = 1; i < 12; ++i) {
+      for (int i : kOrder) {
         if (st[i] == 0) continue;  // the phase did not run
         sum[i] += static_cast<double>(st[i] - prev);
         prev = st[i];
@@ -284,7 +295,7 @@ void StampBreakdown(Engine& e, const std::vector<void*>& in, int64_t batch, int6
       candidates, cache_bytes < 0 ? std::string() : fmt::format(" cache{}", cache_bytes), batch,
       vocab, stddev, static_cast<double>(blocks) / kRuns, kernel_ns / kRuns / 1e3,
       total_max / kRuns * ns_per_cycle / 1e3, ns_per_cycle);
-  for (int i = 1; i < 12; ++i)
+  for (int i : kOrder)
     line +=
         fmt::format(" {} {:.0f} |", names[i], sum[i] / static_cast<double>(blocks) * ns_per_cycle);
   fmt::print("{}\n", line);
@@ -305,8 +316,9 @@ int main(int argc, char** argv) {
     for (int64_t batch : {1, 64})
       for (float stddev : {1.f, 5.f}) {
         const std::vector<void*> in = RotatedProbs(batch, 128256, stddev);
-        // The default, with every form's code (12) and its form compiled in (13).
-        for (int candidates : {-1, 12, 13})
+        // The default's form compiled in (13: the default's kernel at B = 1 and 64) and with
+        // digit 0's merge in one cluster barrier (14), interleaved twice.
+        for (int candidates : {13, 14, 13, 14})
           StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates);
       }
   }
@@ -378,7 +390,14 @@ int main(int argc, char** argv) {
                           batch, vocab, static_cast<int>(stddev));
           if (!wanted(name)) continue;
           double us = bench::MedianMicros([&](int i) { Check(op.run(i)); }, 50, 5);
-          bench::Report("sampling", name, us, static_cast<double>(bytes));
+          // B = 1: back to back too (synced - b2b: the host's share by cluster size).
+          if (batch == 1)
+            bench::Report(
+                "sampling", name, us, static_cast<double>(bytes), 0,
+                bench::BackToBackNote(bench::BackToBackMicros([&](int i) { Check(op.run(i)); }, 50),
+                                      static_cast<double>(bytes)));
+          else
+            bench::Report("sampling", name, us, static_cast<double>(bytes));
         }
       }
     }
