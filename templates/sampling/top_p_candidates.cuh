@@ -143,7 +143,11 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
         }
       }
     } else if (d == 0 && (form & kFormBits)) {
-      // Bits at most 0x7F7FFFFF: the bin needs no mask.
+      // Bits at most 0x7F7FFFFF: the bin needs no mask. kFormPushMerge: shared-memory byte
+      // addresses of the local halves (static and dynamic shared memory: through a generic
+      // pointer the dynamic part's adds were generic atomics, pass 1 +0.4-0.7 us on the H200).
+      const uint32_t local_hi_at = static_cast<uint32_t>(__cvta_generic_to_shared(h.count));
+      const uint32_t local_lo_at = static_cast<uint32_t>(__cvta_generic_to_shared(local_lo));
       ForEachVec(src, [&](int64_t, const typename Src::Raw& r) {
         uint32_t k[kVec];
         src.WeightBits(r, k, bad_bits);
@@ -151,8 +155,8 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
         for (int j = 0; j < kVec; ++j) {
           const uint32_t b = k[j] >> kCandidateShift, t = k[j] >> 12;
           if constexpr (push) {
-            atomicAdd(&h.count[b], SignificandHigh(t));
-            atomicAdd(&local_lo[b], k[j] & 0xFFFu);
+            RedSharedAdd(local_hi_at + b * 4, SignificandHigh(t));
+            RedSharedAdd(local_lo_at + b * 4, k[j] & 0xFFFu);
           } else {
             atomicAdd(&h.sig_hi[b], SignificandHigh(t));
             atomicAdd(&h.sig_lo[b], k[j] & 0xFFFu);
