@@ -31,6 +31,7 @@ struct BatchDecode::State {
 
   bool planned = false;
   int32_t batch = 0, n_items = 0, n_merge = 0, cluster = 0, persistent_ctas = 0;
+  bool pdl = false;  // the attention launch takes programmatic dependent launch (ops::DecodePdl)
   int64_t nnz = 0, max_page_id = -1;
   ops::DecodeSpec spec;
   const runtime::Kernel* kernel = nullptr;
@@ -224,6 +225,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   s.n_merge = header[1];
   s.cluster = sched.cluster;
   s.persistent_ctas = units.ctas;
+  s.pdl = ops::DecodePdl(*s.engine, c.device, longest);
   s.nnz = nnz;
   s.max_page_id = max_page;
   s.spec = spec;
@@ -348,7 +350,7 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   const int persistent_grid =
       c.cuda_graph ? (s.persistent_ok ? s.limits.slots : 0) : s.persistent_ctas;
   return LaunchDecode(*s.kernel, s.spec, p, grid, mp, 0, static_cast<CUstream>(stream),
-                      persistent_grid);
+                      persistent_grid, s.pdl);
 }
 
 Status SplitKVCache(const TensorView& cache, TensorView* k_cache, TensorView* v_cache) {

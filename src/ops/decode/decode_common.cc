@@ -113,6 +113,27 @@ bool DecodeHeadMajor() {
 
 namespace {
 std::atomic<int> g_max_cluster_test{0};
+
+// Whether `device` (or the engine's target arch) is sm_90 or later: thread-block clusters and
+// programmatic dependent launch.
+bool Sm90(const Engine& engine, int device) {
+  auto sm90 = [](const std::string& arch) {  // "sm_90", "sm_90a", "sm_100", ...
+    return arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 90;
+  };
+  if (!engine.config().arch.empty()) return sm90(engine.config().arch);
+  if (engine.config().dry_run) return false;
+  // Per device, queried once: SingleDecode asks on every call, and GetDeviceInfo's driver
+  // queries cost microseconds of host time.
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> known[kMaxDevices];  // 0: not queried, 1: no, 2: yes
+  const bool cacheable = device >= 0 && device < kMaxDevices;
+  const int v = cacheable ? known[device].load(std::memory_order_relaxed) : 0;
+  if (v) return v == 2;
+  auto info = runtime::GetDeviceInfo(device);
+  const bool ok = info.ok() && sm90(info->arch());
+  if (cacheable && info.ok()) known[device].store(ok ? 2 : 1, std::memory_order_relaxed);
+  return ok;
+}
 }  // namespace
 
 int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_bytes) {
@@ -126,28 +147,7 @@ int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_byte
   // Session 5 on the H200: 16-bit KV at D 128 (2 CTAs per SM) gained everywhere it applied; fp8
   // KV at D 128 (3 CTAs per SM, clusters of 3) lost 7-31 %, not understood yet.
   if (kMode == 0 || (kMode == 1 && !(kv_bytes == 2 && head_dim == 128))) return 0;
-  auto has_clusters = [](const std::string& arch) {  // "sm_90", "sm_90a", "sm_100", ...
-    return arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 90;
-  };
-  bool ok = false;
-  if (!engine.config().arch.empty()) {
-    ok = has_clusters(engine.config().arch);
-  } else if (!engine.config().dry_run) {
-    // Per device, queried once: SingleDecode asks on every call, and GetDeviceInfo's driver
-    // queries cost microseconds of host time.
-    constexpr int kMaxDevices = 64;
-    static std::atomic<int> known[kMaxDevices];  // 0: not queried, 1: no clusters, 2: clusters
-    const bool cacheable = device >= 0 && device < kMaxDevices;
-    const int v = cacheable ? known[device].load(std::memory_order_relaxed) : 0;
-    if (v) {
-      ok = v == 2;
-    } else {
-      auto info = runtime::GetDeviceInfo(device);
-      ok = info.ok() && has_clusters(info->arch());
-      if (cacheable && info.ok()) known[device].store(ok ? 2 : 1, std::memory_order_relaxed);
-    }
-  }
-  if (!ok) return 0;
+  if (!Sm90(engine, device)) return 0;
   const int forced = g_max_cluster_test.load(std::memory_order_relaxed);
   if (forced > 0) return std::clamp(forced, 2, 16);
   static const int kMax = [] {
@@ -187,14 +187,20 @@ namespace {
 std::atomic<int> g_pdl_test{-1};
 }  // namespace
 
-bool DecodePdl() {
-  const int forced = g_pdl_test.load(std::memory_order_relaxed);
-  if (forced >= 0) return forced == 1;
-  static const bool kPdl = [] {
-    const char* v = std::getenv("FLASHJIT_DECODE_PDL");
-    return v && std::strcmp(v, "1") == 0;
-  }();
-  return kPdl;
+bool DecodePdl(const Engine& engine, int device, int64_t longest_keys) {
+  int mode = g_pdl_test.load(std::memory_order_relaxed);
+  if (mode < 0) {
+    static const int kKnob = [] {  // -1: unset (the default rule)
+      const char* v = std::getenv("FLASHJIT_DECODE_PDL");
+      if (v && std::strcmp(v, "1") == 0) return 1;
+      if (v && std::strcmp(v, "0") == 0) return 0;
+      return -1;
+    }();
+    mode = kKnob;
+  }
+  if (mode == 0) return false;
+  if (!Sm90(engine, device)) return false;
+  return mode == 1 || longest_keys <= kDecodePdlMaxKeys;
 }
 
 void SetDecodePdlForTesting(int mode) { g_pdl_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
@@ -202,7 +208,7 @@ void SetDecodePdlForTesting(int mode) { g_pdl_test.store(mode < 0 ? -1 : (mode ?
 Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
                     const attention::DecodeParams& p, int grid_items,
                     const attention::DecodeMergeParams& mp, int merge_items, CUstream stream,
-                    int persistent_ctas) {
+                    int persistent_ctas, bool pdl) {
   // Head-major order: the CTAs of one work item (one per kv head) are neighbours in the grid, so
   // they start together and read each page's rows of all heads at about the same time.
   const int64_t head_tiles = int64_t(p.num_kv_heads) * p.q_tiles;
@@ -210,7 +216,7 @@ Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
   runtime::LaunchConfig cfg;
   cfg.block_x = attention::kDecodeThreads;
   cfg.dynamic_smem = static_cast<uint32_t>(DecodeSmemBytes(spec));
-  cfg.programmatic = DecodePdl();
+  cfg.programmatic = pdl;
   if (persistent_ctas > 0) {  // entry 2: the persistent grid (no merge launch)
     cfg.grid_x = static_cast<uint32_t>(persistent_ctas);
     return kernel.Launch(2, cfg, &p, stream);
