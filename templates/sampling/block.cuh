@@ -102,35 +102,6 @@ FLASHJIT_DEVICE const T* MapaGeneric(const T* p, uint32_t rank) {
 #endif
 }
 
-// The two halves of ClusterSync (common/cluster_sm90.cuh), for kFormPushMerge: a block arrives
-// (release: its writes before it) and later waits (acquire: every block's writes before its
-// arrival). Every thread of every block runs each once per phase, arrive before wait.
-FLASHJIT_DEVICE void ClusterArrive() {
-#if FLASHJIT_CLUSTER_PTX
-  asm volatile("barrier.cluster.arrive.release.aligned;" : : : "memory");
-#else
-  __trap();
-#endif
-}
-
-FLASHJIT_DEVICE void ClusterWait() {
-#if FLASHJIT_CLUSTER_PTX
-  asm volatile("barrier.cluster.wait.acquire.aligned;" : : : "memory");
-#else
-  __trap();
-#endif
-}
-
-// red.shared::cluster.add.u32 at a cluster shared-memory address (MapaSharedCluster): no value
-// returned, nothing to wait for until the next cluster barrier's release.
-FLASHJIT_DEVICE void RedSharedClusterAddU32(uint32_t addr, uint32_t v) {
-#if FLASHJIT_CLUSTER_PTX
-  asm volatile("red.shared::cluster.add.u32 [%0], %1;" : : "r"(addr), "r"(v) : "memory");
-#else
-  __trap();
-#endif
-}
-
 // Phase stamps (benchmarks: V::kStamps): thread 0 of the block writes the SM's cycle counter
 // into slot `slot` of its block's kStampSlots (sampling_params.cuh). Compiled out otherwise.
 template <class V>

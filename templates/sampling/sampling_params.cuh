@@ -17,15 +17,6 @@ constexpr int kFormLaneColumns = 16;  // with kFormBits: pass 2's candidates in 
 // blocks' candidates where they lie (distributed shared memory) for digits 2-3 and the draw,
 // with no further cluster barrier until the last one before the blocks exit.
 constexpr int kFormClusterExchange = 32;
-// Clusters, compiled into the variant only (V::kForm >= 0), with kFormBits: digit 0's merge in one
-// cluster barrier instead of two. Pass 1 adds into block-local sums (h.count and the candidate
-// regions' memory, unused until pass 2); each block clears its histogram's mass halves and
-// arrives at a cluster barrier before pass 1, waits on it after pass 1 (every block has cleared
-// them), adds its nonzero bins into every block's halves (red.shared::cluster, fire and
-// forget) and one cluster barrier later every block holds the merged sums: the same integers
-// as the merge's (session 9).
-constexpr int kFormPushMerge = 64;
-constexpr int kPushMergeBins = 2048;  // kRadixBins (radix_select.cuh): words the host reserves
 
 // Phase stamps (benchmarks only; the variant field `stamps`): slots per block, thread 0's
 // clock64() at a phase boundary (kStamp* below; 0 where the phase did not run), and

@@ -59,7 +59,6 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
                                          uint64_t* stamps) {
   constexpr int kThreads = V::kThreads, kCluster = V::kCluster, kVec = V::kVec;
   static_assert(kCluster == 1 || kThreads >= 256, "cluster variants need >= 256 threads");
-  static_assert(kPushMergeBins == kRadixBins, "kFormPushMerge: the host reserves kRadixBins words");
   const int shifts[3] = {kCandidateShift, 10, 0};
   const int widths[3] = {11, 10, 10};
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -72,11 +71,6 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
   // mass so far, with the current bin whole.
   form = CandidateForm<V>(form);  // V::kForm: constants, the other forms' code compiled out
   const bool exchange = ClusterExchangeForm<V>(form);
-  // kFormPushMerge: pass 1 adds into block-local halves (h.count and `local_lo`, the candidate
-  // regions' memory: the host reserves kRadixBins words there), and digit 0's merge pushes them
-  // into every block's h.sig_hi / h.sig_lo, which stay clear until then.
-  constexpr bool push = kPushMerge<V>;
-  uint32_t* const local_lo = cr.key;
   bool bad = false, bad_known = false;  // bad_known: res.bad reduced with pass 2's flags
   uint32_t bad_bits = 0;                // kFormBits: the invalid weights' bit patterns
   for (int d = 0; d < 3; ++d) {
@@ -85,12 +79,6 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     const uint32_t base = d == 0 ? 0u : prefix << hi_shift;
     __syncthreads();  // the previous digit may still read the histogram
     for (int b = threadIdx.x; b < bins; b += kThreads) h.count[b] = h.sig_hi[b] = h.sig_lo[b] = 0;
-    if constexpr (push) {
-      if (d == 0) {
-        for (int b = threadIdx.x; b < kRadixBins; b += kThreads) local_lo[b] = 0;
-        ClusterArrive();  // this block's halves are clear; the wait comes before the pushes
-      }
-    }
     const bool windowed = d == 0 && (form & kFormBits) && (form & kFormLaneWindow);
     if (windowed) {
       for (int i = threadIdx.x; i < kLaneWindowBins * 32 / 4; i += kThreads) {
@@ -143,24 +131,15 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
         }
       }
     } else if (d == 0 && (form & kFormBits)) {
-      // Bits at most 0x7F7FFFFF: the bin needs no mask. kFormPushMerge: shared-memory byte
-      // addresses of the local halves (static and dynamic shared memory: through a generic
-      // pointer the dynamic part's adds were generic atomics, pass 1 +0.4-0.7 us on the H200).
-      const uint32_t local_hi_at = static_cast<uint32_t>(__cvta_generic_to_shared(h.count));
-      const uint32_t local_lo_at = static_cast<uint32_t>(__cvta_generic_to_shared(local_lo));
+      // Bits at most 0x7F7FFFFF: the bin needs no mask.
       ForEachVec(src, [&](int64_t, const typename Src::Raw& r) {
         uint32_t k[kVec];
         src.WeightBits(r, k, bad_bits);
 #pragma unroll
         for (int j = 0; j < kVec; ++j) {
           const uint32_t b = k[j] >> kCandidateShift, t = k[j] >> 12;
-          if constexpr (push) {
-            RedSharedAdd(local_hi_at + b * 4, SignificandHigh(t));
-            RedSharedAdd(local_lo_at + b * 4, k[j] & 0xFFFu);
-          } else {
-            atomicAdd(&h.sig_hi[b], SignificandHigh(t));
-            atomicAdd(&h.sig_lo[b], k[j] & 0xFFFu);
-          }
+          atomicAdd(&h.sig_hi[b], SignificandHigh(t));
+          atomicAdd(&h.sig_lo[b], k[j] & 0xFFFu);
         }
       });
     } else if (d == 0) {
@@ -211,39 +190,45 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     // Exchanged: every block built the whole histogram itself; no merge. (OwnBinMasses runs
     // either way: under the condition as well, NVRTC's ptxas spilled 3x more, 634 B of loads.)
     const bool exchanged = exchange && out.ok;
-    if constexpr (push) {
-      // The block's own masses: at digit 0 in its local halves.
-      const uint32_t* hi = d == 0 ? h.count : h.sig_hi;
-      const uint32_t* lo = d == 0 ? local_lo : h.sig_lo;
-#pragma unroll
-      for (int i = 0; i < kMaxPer; ++i) {
-        const int b = bins - 1 - (q0 + i);
-        own[i] = i < per && q0 + i < bins
-                     ? BinMassOfHalves(hi[b], lo[b], base | (static_cast<uint32_t>(b) << shift))
-                     : 0.0;
-      }
-    } else if constexpr (kCluster > 1) {
-      OwnBinMasses(h, bins, q0, per, base, shift, own);
-    }
+    if constexpr (kCluster > 1) OwnBinMasses(h, bins, q0, per, base, shift, own);
     if (kCluster > 1 && !exchanged) {
-      if (push && d == 0) {
-        // kFormPushMerge: every block has cleared its halves (it arrived before pass 1); each
-        // thread adds its nonzero bins into every block's, and after the cluster barrier below
-        // every block holds the merged sums (integers: the same as the merge gives).
-        ClusterWait();
-#pragma unroll 1
-        for (int b = threadIdx.x; b < kRadixBins; b += kThreads) {
-          const uint32_t hi = h.count[b], lo = local_lo[b];
-          if ((hi | lo) == 0) continue;
+      ClusterSync();  // every block's histogram is complete
+      const int part = bins / kCluster;
+      const int first = static_cast<int>(ClusterCtaRank()) * part;
+      if (form & kFormClusterLean) {
+        // The same sums, every block's values of a bin in flight at once (fully unrolled: one
+        // distributed-shared-memory round trip per bin instead of kCluster / 2).
+        for (int b = first + threadIdx.x; b < first + part; b += kThreads) {
+          uint32_t c = 0, hi = 0, lo = 0;
 #pragma unroll
           for (int r = 0; r < kCluster; ++r) {
-            RedSharedClusterAddU32(MapaSharedCluster(&h.sig_hi[b], r), hi);
-            RedSharedClusterAddU32(MapaSharedCluster(&h.sig_lo[b], r), lo);
+            if (d > 0) c += LdSharedClusterU32(MapaSharedCluster(&h.count[b], r));
+            hi += LdSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r));
+            lo += LdSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r));
+          }
+#pragma unroll
+          for (int r = 0; r < kCluster; ++r) {
+            if (d > 0) StSharedClusterU32(MapaSharedCluster(&h.count[b], r), c);
+            StSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r), hi);
+            StSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r), lo);
           }
         }
       } else {
-        ClusterSync();  // every block's histogram is complete
-        ClusterMergeHistogram<kCluster, kThreads>(h, bins, d, (form & kFormClusterLean) != 0);
+        for (int b = first + threadIdx.x; b < first + part; b += kThreads) {
+          uint32_t c = 0, hi = 0, lo = 0;
+#pragma unroll 2
+          for (int r = 0; r < kCluster; ++r) {
+            if (d > 0) c += LdSharedClusterU32(MapaSharedCluster(&h.count[b], r));
+            hi += LdSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r));
+            lo += LdSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r));
+          }
+#pragma unroll 2
+          for (int r = 0; r < kCluster; ++r) {
+            if (d > 0) StSharedClusterU32(MapaSharedCluster(&h.count[b], r), c);
+            StSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r), hi);
+            StSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r), lo);
+          }
+        }
       }
       ClusterSync();  // every block holds the merged histogram
       if (d == 0) Stamp<V>(stamps, kStampMerge0);

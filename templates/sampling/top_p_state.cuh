@@ -115,66 +115,6 @@ FLASHJIT_DEVICE int CandidateForm(int runtime_form) {
     return runtime_form;
 }
 
-// Clusters: block r sums its share of the bins over every block's histogram (distributed shared
-// memory) and writes the sums into every block (counts too past digit 0). Between two cluster
-// barriers (the caller's). `lean`: kFormClusterLean, every block's values of a bin in flight at
-// once.
-template <int kCluster, int kThreads>
-FLASHJIT_DEVICE void ClusterMergeHistogram(RadixHistogram& h, int bins, int d, bool lean) {
-  const int part = bins / kCluster;
-  const int first = static_cast<int>(ClusterCtaRank()) * part;
-  if (lean) {
-    // The same sums, every block's values of a bin in flight at once (fully unrolled: one
-    // distributed-shared-memory round trip per bin instead of kCluster / 2).
-    for (int b = first + threadIdx.x; b < first + part; b += kThreads) {
-      uint32_t c = 0, hi = 0, lo = 0;
-#pragma unroll
-      for (int r = 0; r < kCluster; ++r) {
-        if (d > 0) c += LdSharedClusterU32(MapaSharedCluster(&h.count[b], r));
-        hi += LdSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r));
-        lo += LdSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r));
-      }
-#pragma unroll
-      for (int r = 0; r < kCluster; ++r) {
-        if (d > 0) StSharedClusterU32(MapaSharedCluster(&h.count[b], r), c);
-        StSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r), hi);
-        StSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r), lo);
-      }
-    }
-  } else {
-    for (int b = first + threadIdx.x; b < first + part; b += kThreads) {
-      uint32_t c = 0, hi = 0, lo = 0;
-#pragma unroll 2
-      for (int r = 0; r < kCluster; ++r) {
-        if (d > 0) c += LdSharedClusterU32(MapaSharedCluster(&h.count[b], r));
-        hi += LdSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r));
-        lo += LdSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r));
-      }
-#pragma unroll 2
-      for (int r = 0; r < kCluster; ++r) {
-        if (d > 0) StSharedClusterU32(MapaSharedCluster(&h.count[b], r), c);
-        StSharedClusterU32(MapaSharedCluster(&h.sig_hi[b], r), hi);
-        StSharedClusterU32(MapaSharedCluster(&h.sig_lo[b], r), lo);
-      }
-    }
-  }
-}
-
-// Whether the kernel merges digit 0's histogram over the cluster in one cluster barrier
-// (kFormPushMerge): compiled-in forms only, clusters, bit tests, no lane window.
-template <class V>
-inline constexpr bool kPushMerge = V::kCluster > 1 && V::kForm >= 0 &&
-                                   (V::kForm & kFormPushMerge) != 0 &&
-                                   (V::kForm & kFormBits) != 0 && (V::kForm & kFormLaneWindow) == 0;
-
-// BinMass (radix_select.cuh) of a bin given as its two significand-half sums.
-FLASHJIT_DEVICE double BinMassOfHalves(uint32_t hi, uint32_t lo, uint32_t key) {
-  const int exp = static_cast<int>((key >> 23) & 0xFF);
-  const double sig = static_cast<double>(hi) * 4096.0 + static_cast<double>(lo);
-  const long long scale_bits = static_cast<long long>((exp ? exp : 1) - 150 + 1023) << 52;
-  return sig * __longlong_as_double(scale_bits);
-}
-
 // Whether the kernel runs the cluster exchange: clusters, with the bit tests and the lean steps.
 template <class V>
 FLASHJIT_DEVICE bool ClusterExchangeForm(int form) {

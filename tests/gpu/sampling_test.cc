@@ -130,8 +130,7 @@ TEST_CASE("same seed and offset give the same tokens; another offset differs", "
   // 11: session 6's block scans (the default takes the fast scans with the exact prefix since
   // session 7).
   // 13: the default with its form compiled in (session 8 round 2).
-  // 14: 13 with digit 0's merge in one cluster barrier (session 9).
-  for (const int candidates : SelectedCandidates({-1, 13, 14, 10, 11, 6, 7, 8}))
+  for (const int candidates : SelectedCandidates({-1, 13, 10, 11, 6, 7, 8}))
     for (const int64_t batch : {1, 64, 200}) {
       INFO(fmt::format("candidates {}, {} rows", candidates, batch));
       std::mt19937 rng(Seed());
@@ -215,10 +214,9 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
       // The default (digits 2-3 scanned in integers by every warp, except in clusters of
       // 256-thread blocks), 9, 10 (session 7's default: the exact prefix alone), and the default
       // with every form's code (12) and with its form compiled in (13).
-      // 14: 13 with digit 0's merge in one cluster barrier (session 9).
-      constexpr int kForms[] = {-1, 9, 10, 12, 13, 14};
-      constexpr int kN = 6;
-      const std::vector<int> chosen = SelectedCandidates({-1, 9, 10, 12, 13, 14});
+      constexpr int kForms[] = {-1, 9, 10, 12, 13};
+      constexpr int kN = 5;
+      const std::vector<int> chosen = SelectedCandidates({-1, 9, 10, 12, 13});
       int64_t differ[kN] = {}, draws = 0;
       for (uint64_t offset = 0; offset < offsets; ++offset) {
         auto draw = [&](int candidates) {
@@ -243,11 +241,10 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
         }
         draws += batch;
       }
-      INFO(
-          fmt::format("{} x {}, top-p {}: {} / {} / {} / {} / {} / {} of {} tokens differ from the "
-                      "block scans' (default / candidates 9 / 10 / 12 / 13 / 14)",
-                      batch, vocab, top_p, differ[0], differ[1], differ[2], differ[3], differ[4],
-                      differ[5], draws));
+      INFO(fmt::format(
+          "{} x {}, top-p {}: {} / {} / {} / {} / {} of {} tokens differ from the "
+          "block scans' (default / candidates 9 / 10 / 12 / 13)",
+          batch, vocab, top_p, differ[0], differ[1], differ[2], differ[3], differ[4], draws));
       for (int f = 0; f < kN; ++f) CHECK(differ[f] == 0);
     }
   }
@@ -258,7 +255,7 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
 // phases that ran, end), at 1 row (a cluster of 8), 64 rows (clusters of 2) and 200 rows (one
 // block per row); the default and the form without the cluster exchange.
 TEST_CASE("top-p phase stamps leave the tokens unchanged and come in order", "[gpu][sampling]") {
-  for (const int candidates : {-1, 8, 14})
+  for (const int candidates : {-1, 8})
     for (const int64_t batch : {1, 64, 200}) {
       INFO(fmt::format("candidates {}, {} rows", candidates, batch));
       std::mt19937 rng(Seed());

@@ -122,7 +122,7 @@ TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
                     "options.tuning.cache_bytes");
   }
-  for (int c : {-2, 15}) {
+  for (int c : {-2, 14}) {
     SamplingOptions o;
     o.tuning.candidates = c;
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
@@ -282,7 +282,7 @@ TEST_CASE("sampling: the cluster decision follows each engine's arch", "[samplin
 
 // The two-pass kernel's form compiled into the variant (variant field form, session 8 round 2):
 // its bits are in the name and the rendered Variant; -1 (every form, chosen at run time) is the
-// default; the field needs the two-pass kernel and stays within -1 and the kForm* bits.
+// default; the field needs the two-pass kernel and stays within the kForm* bits.
 TEST_CASE("sampling spec: the compiled-in form", "[sampling]") {
   ops::SamplingSpec s;
   s.filter = ops::SamplingFilter::kTopP;
@@ -303,13 +303,7 @@ TEST_CASE("sampling spec: the compiled-in form", "[sampling]") {
   REQUIRE(!no_candidates.ok());
   CHECK(no_candidates.status().message().find("form needs candidates") != std::string::npos);
   s.candidates = 1;
-  // kFormPushMerge (64, session 9) is the highest bit: 43 | 64 is a form of its own.
-  s.form = 43 | 64;
-  auto push = s.ToVariant();
-  REQUIRE(push.ok());
-  CHECK(push->name().find("_cf107") != std::string::npos);
-  CHECK(!(*push == *fixed));
-  s.form = -2;
+  s.form = 64;
   CHECK(!s.ToVariant().ok());
 }
 

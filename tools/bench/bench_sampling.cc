@@ -5,7 +5,7 @@
 // `--only TEXT`: time only the rows whose name holds TEXT (e.g. "top_p0.9 B=64 V=128256 std1",
 // for a profiler); `--no-sweep`: leave out the split sweep. `--stamps`: also the two-pass top-p
 // kernel's phase breakdown at B = 1 and 64 x 128256 (the variant with phase stamps,
-// SamplingTuning::stamps), for the forms 13 and 14 (session 9), interleaved twice.
+// SamplingTuning::stamps), for the default and its every-form kernel (12).
 #include <flashjit/sampling.h>
 #include <fmt/format.h>
 
@@ -204,14 +204,6 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 13;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
-      // Session 9: 13 with digit 0's merge in one cluster barrier (candidates 14: kFormPushMerge,
-      // clusters only; one block per row runs 13's kernel).
-      {"top_p0.9_push",
-       [=, &e](int i) {
-         SamplingOptions two = opt;
-         two.tuning.candidates = 14;
-         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
-       }},
       // Session 7: the default with session 6's block scans (candidates 11: 6 block barriers
       // per digit; the default takes the fast scans with the exact prefix at digits 2-3).
       {"top_p0.9_blockscan",
@@ -316,9 +308,8 @@ int main(int argc, char** argv) {
     for (int64_t batch : {1, 64})
       for (float stddev : {1.f, 5.f}) {
         const std::vector<void*> in = RotatedProbs(batch, 128256, stddev);
-        // The default's form compiled in (13: the default's kernel at B = 1 and 64) and with
-        // digit 0's merge in one cluster barrier (14), interleaved twice.
-        for (int candidates : {13, 14, 13, 14})
+        // The default (its form compiled in at B = 1 and 64) and with every form's code (12).
+        for (int candidates : {-1, 12})
           StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates);
       }
   }

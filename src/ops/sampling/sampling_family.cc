@@ -55,7 +55,7 @@ const spec::OpFamily* SamplingFamily() {
                         "with exact_prefix: digits 2-3 scanned in integers, the chosen bin found "
                         "by every warp itself (1 block barrier per digit; TopPScanDigitWarp)"),
         spec::IntRangeField(
-            "form", -1, 127, -1, "cf",
+            "form", -1, 63, -1, "cf",
             "the two-pass top-p kernel's kForm* bits (sampling_params.cuh) compiled "
             "in: the forms the launch never takes are left out; -1: every form's "
             "code, the launch's SamplingParams::cand_form chooses"),

@@ -146,9 +146,9 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     return Status::InvalidArgument(
         fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
                     tune.cache_bytes, kSamplingMaxCacheBytes));
-  if (tune.candidates < -1 || tune.candidates > 14)
+  if (tune.candidates < -1 || tune.candidates > 13)
     return Status::InvalidArgument(fmt::format(
-        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, ..., 14", tune.candidates));
+        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, ..., 13", tune.candidates));
   if (tune.threads != 0 &&
       (tune.threads < 32 || tune.threads > 1024 || (tune.threads & (tune.threads - 1)) != 0))
     return Status::InvalidArgument(
@@ -174,8 +174,8 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   SamplingLaunch launch =
       ChooseSamplingLaunch(vocab, vec, static_cast<int>(DTypeBytes(in.dtype)), batch,
                            traits.clusters, traits.sms, tune.cluster, tune.cache_bytes);
-  // tuning.candidates 12, 13, 14: the default's launch and forms (the rule of -1 below) with the
-  // form chosen at run time (12) or compiled into the kernel (13, 14: spec.form below).
+  // tuning.candidates 12, 13: the default's launch and forms (the rule of -1 below) with the form
+  // chosen at run time (12) or compiled into the kernel (13: spec.form below).
   const int cand_rule = tune.candidates >= 12 ? -1 : tune.candidates;
   const bool candidates = tune.candidates != 0;
   const bool top_p_sample =
@@ -247,7 +247,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // clusters, it cost 0.5-1 us).
   const bool lane_window = tune.candidates != 4 && launch.chunk >= kSamplingLaneWindowMinChunk &&
                            launch.cluster == 1 && batch > (traits.sms > 0 ? traits.sms : 132);
-  int cand_form =
+  const int cand_form =
       tune.candidates == 2 ? 0
       : tune.candidates == 3
           ? sampling::kFormWarpWalk
@@ -263,12 +263,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // default's every-form kernel in the same call): B = 1 x 128256 flat / peaked -1.16 / -0.92 us, x
   // 32000 -0.51 / -0.35; B = 64 x 128256 -0.35 / -0.07, x 32000 -0.45 / -0.22; one block per row (B
   // = 256) x 128256 +0.67 / -0.13, x 32000 -0.10 / -0.33: not there; clusters of 4 unmeasured.
-  // tuning.candidates 14: as 13, with digit 0's merge in one cluster barrier in clusters
-  // (kFormPushMerge, session 9; compiled-in forms only).
-  if (tune.candidates == 14 && launch.cluster > 1 && (cand_form & sampling::kFormBits) &&
-      !(cand_form & sampling::kFormLaneWindow))
-    cand_form |= sampling::kFormPushMerge;
-  if (spec.candidates && (tune.candidates == 13 || tune.candidates == 14 ||
+  if (spec.candidates && (tune.candidates == 13 ||
                           (tune.candidates == -1 && (launch.cluster == 8 || launch.cluster == 2))))
     spec.form = static_cast<int8_t>(cand_form);
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
@@ -306,15 +301,13 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   cfg.cluster_x = static_cast<uint32_t>(launch.cluster);
   cfg.block_x = spec.threads;
   // The slice cache (vectors of the input element type), then the candidate regions, which
-  // hold pass 1's lane-private window (or with kFormPushMerge its block-local low halves, one
-  // word per first-digit bin) before pass 2 fills them.
+  // hold pass 1's lane-private window before pass 2 fills them.
   const int64_t regions = int64_t{8} * (launch.threads / 32) * cand_per_warp;
-  const int64_t pass1_bytes = (p.cand_form & sampling::kFormLaneWindow) ? sampling::kLaneWindowBytes
-                              : (spec.form >= 0 && (spec.form & sampling::kFormPushMerge))
-                                  ? int64_t{4} * sampling::kPushMergeBins
-                                  : 0;
   cfg.dynamic_smem = static_cast<uint32_t>(
-      cand_per_warp > 0 ? (cache_bytes + 15) / 16 * 16 + std::max<int64_t>(regions, pass1_bytes)
+      cand_per_warp > 0 ? (cache_bytes + 15) / 16 * 16 +
+                              ((p.cand_form & sampling::kFormLaneWindow)
+                                   ? std::max<int64_t>(regions, sampling::kLaneWindowBytes)
+                                   : regions)
                         : cache_bytes);
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(o.stream));
 }
