@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "sampling/sampling_params.cuh"
 #include "src/cache/kernel_db.h"
 #include "src/ops/sampling/sampling_spec.h"
 #include "tests/unit/test_util.h"
@@ -222,6 +223,50 @@ TEST_CASE("sampling: the two-pass top-p kernel's cluster exchange", "[sampling]"
   // 8 (the default without it) and the older forms never.
   for (int c : {0, 2, 3, 4, 5, 8})
     for (int cluster : {1, 2, 4, 8}) CHECK_FALSE(SamplingClusterExchange(c, cluster));
+}
+
+// The table of forms (kSamplingTopPForms): the default's kForm* bits and digit scans at the
+// benchmark shapes (the cubins `cf43` at B = 1, `cf59` at B = 64; one block per row at B = 256
+// chosen at run time, form 31), and what the A/B values change.
+TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]") {
+  using ops::ChooseSamplingTopPForm;
+  using namespace flashjit::sampling;
+  // B = 1 x 128256: clusters of 8 x 512 threads, 16032-element slices.
+  ops::SamplingTopPChoice c = ChooseSamplingTopPForm(-1, 8, 512, 16032, 1, 132);
+  CHECK(c.cand_form == 43);
+  CHECK(c.compiled);
+  CHECK(c.fast_scan == 7);
+  CHECK(c.exchange);
+  CHECK_FALSE(c.lane_columns);
+  // B = 64: clusters of 2 (lane columns); B = 256: one 256-thread block per row (the window).
+  c = ChooseSamplingTopPForm(-1, 2, 512, 64128, 64, 132);
+  CHECK(c.cand_form == 59);
+  CHECK(c.compiled);
+  c = ChooseSamplingTopPForm(-1, 1, 256, 128256, 256, 132);
+  CHECK(c.cand_form == 31);
+  CHECK_FALSE(c.compiled);
+  CHECK(c.fast_scan == 7);
+  // Clusters of 8 of 256-thread blocks (1 x 32000): the exact prefix without the warp scan.
+  CHECK(ChooseSamplingTopPForm(-1, 8, 256, 4000, 1, 132).fast_scan == 3);
+  // 1 and 12: the default's forms chosen at run time; 13: compiled in everywhere.
+  CHECK(ChooseSamplingTopPForm(1, 8, 512, 16032, 1, 132).cand_form == 43);
+  CHECK_FALSE(ChooseSamplingTopPForm(1, 8, 512, 16032, 1, 132).compiled);
+  CHECK_FALSE(ChooseSamplingTopPForm(12, 2, 512, 64128, 64, 132).compiled);
+  CHECK(ChooseSamplingTopPForm(13, 1, 256, 128256, 256, 132).compiled);
+  // 2 and 3: session 4's first kernel (no bits; 3 with the warp walk); 4 and 5 without the lean
+  // cluster steps (4 without the window); 8 without the exchange; the scans of 9, 10, 11.
+  CHECK(ChooseSamplingTopPForm(2, 8, 512, 16032, 1, 132).cand_form == 0);
+  CHECK(ChooseSamplingTopPForm(3, 1, 256, 128256, 256, 132).cand_form == kFormWarpWalk);
+  CHECK(ChooseSamplingTopPForm(4, 1, 256, 128256, 256, 132).cand_form ==
+        (kFormWarpWalk | kFormBits));
+  CHECK(ChooseSamplingTopPForm(5, 1, 256, 128256, 256, 132).cand_form ==
+        (kFormWarpWalk | kFormBits | kFormLaneWindow));
+  CHECK(ChooseSamplingTopPForm(8, 8, 512, 16032, 1, 132).cand_form == 11);
+  CHECK(ChooseSamplingTopPForm(9, 8, 512, 16032, 1, 132).fast_scan == 1);
+  CHECK(ChooseSamplingTopPForm(10, 8, 512, 16032, 1, 132).fast_scan == 3);
+  CHECK(ChooseSamplingTopPForm(11, 8, 512, 16032, 1, 132).fast_scan == 0);
+  CHECK_FALSE(ops::SamplingTopPFormOf(0).two_pass);
+  for (int v = 1; v <= 13; ++v) CHECK(ops::SamplingTopPFormOf(v).two_pass);
 }
 
 TEST_CASE("sampling: candidate regions of the two-pass top-p path", "[sampling]") {

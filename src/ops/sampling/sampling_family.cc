@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "sampling/sampling_params.cuh"
 #include "src/ops/sampling/sampling_spec.h"
 #include "src/spec/family.h"
 #include "src/spec/spec_factory.h"
@@ -232,18 +233,79 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
   return l;
 }
 
+// SamplingTuning::candidates -> the two-pass top-p kernel's form (SamplingTopPForm). The default
+// (-1) and what the others change, for A/B (docs/perf/sampling.md has each session's figures):
+//   0  the radix select over the whole row (three histogram passes and a pick pass)
+//   1  the default's forms, never compiled in
+//   2  session 4's first two-pass kernel: float weight tests, the draw walked by one thread
+//   3  2 with the draw walked by one warp
+//   4  session 4's final form: no lane-private window, no lean cluster steps
+//   5  the default without the lean cluster steps
+//   6  pass 2's candidates in per-lane columns everywhere; 7 the per-warp ballots everywhere
+//   8  the default without the cluster exchange (session 5's cluster steps)
+//   9  the fast digit scans without the exact prefix (fast_scan 1); 10 session 7's default (3)
+//   11 session 6's block scans (fast_scan 0)
+//   12 the default's forms chosen at run time (every form's code); 13 the default's forms
+//      compiled in at every launch shape (the default: in clusters of 8 and 2)
+// Where the default's rules come from (measured on the H200): SamplingLaneColumns and
+// SamplingClusterExchange (sampling_spec.h), the fast scans and the compiled form
+// (sampling_run.cc).
+constexpr uint8_t kAllFormBits = 0xFF;
+constexpr SamplingTopPForm kSamplingTopPForms[15] = {
+    // two_pass, bits_mask, lean, window, columns, exchange, fast_scan, compiled
+    {true, kAllFormBits, true, true, -1, true, -1, -1},           // -1 the default
+    {false, kAllFormBits, true, true, 0, false, 0, 0},            // 0
+    {true, kAllFormBits, true, true, -1, true, -1, 0},            // 1
+    {true, 0, true, true, 0, false, 0, 0},                        // 2
+    {true, sampling::kFormWarpWalk, true, true, 0, false, 0, 0},  // 3
+    {true, kAllFormBits, false, false, 0, false, 0, 0},           // 4
+    {true, kAllFormBits, false, true, 0, false, 0, 0},            // 5
+    {true, kAllFormBits, true, true, 1, true, -1, 0},             // 6
+    {true, kAllFormBits, true, true, 0, true, -1, 0},             // 7
+    {true, kAllFormBits, true, true, -1, false, -1, 0},           // 8
+    {true, kAllFormBits, true, true, -1, true, 1, 0},             // 9
+    {true, kAllFormBits, true, true, -1, true, 3, 0},             // 10
+    {true, kAllFormBits, true, true, -1, true, 0, 0},             // 11
+    {true, kAllFormBits, true, true, -1, true, -1, 0},            // 12
+    {true, kAllFormBits, true, true, -1, true, -1, 1},            // 13
+};
+
+const SamplingTopPForm& SamplingTopPFormOf(int candidates) {
+  return kSamplingTopPForms[std::clamp(candidates, -1, 13) + 1];
+}
+
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
-  if (candidates == 6) return true;
-  if (candidates != -1 && candidates != 1 && candidates != 8 && candidates != 9 &&
-      candidates != 10 && candidates != 11)
-    return false;
+  const int8_t columns = SamplingTopPFormOf(candidates).columns;
+  if (columns >= 0) return columns == 1;
   return cluster == 2 || (cluster == 1 && batch > (sms > 0 ? sms : 132));
 }
 
 bool SamplingClusterExchange(int candidates, int cluster) {
-  if (cluster < 2) return false;
-  return candidates == -1 || candidates == 1 || candidates == 6 || candidates == 7 ||
-         candidates == 9 || candidates == 10 || candidates == 11;
+  return cluster >= 2 && SamplingTopPFormOf(candidates).exchange;
+}
+
+SamplingTopPChoice ChooseSamplingTopPForm(int candidates, int cluster, int threads, int64_t chunk,
+                                          int64_t batch, int sms) {
+  const SamplingTopPForm& f = SamplingTopPFormOf(candidates);
+  SamplingTopPChoice c;
+  c.lane_columns = SamplingLaneColumns(candidates, cluster, batch, sms);
+  c.exchange = SamplingClusterExchange(candidates, cluster);
+  // The digit scans: the fast scans with the exact prefix (3, session 7), and at digits 2-3
+  // scanned in integers by every warp (7, session 8) except in clusters of blocks of fewer than
+  // 512 threads (sampling_run.cc has the figures).
+  c.fast_scan = f.fast_scan >= 0 ? f.fast_scan : (cluster == 1 || threads >= 512 ? 7 : 3);
+  // The lane-private window pays only with more rows than SMs, one block per row, and long
+  // slices (sampling_run.cc).
+  const bool window = f.window && chunk >= kSamplingLaneWindowMinChunk && cluster == 1 &&
+                      batch > (sms > 0 ? sms : 132);
+  c.cand_form =
+      (sampling::kFormWarpWalk | sampling::kFormBits | (window ? sampling::kFormLaneWindow : 0) |
+       (f.lean ? sampling::kFormClusterLean : 0) |
+       (c.lane_columns ? sampling::kFormLaneColumns : 0) |
+       (c.exchange ? sampling::kFormClusterExchange : 0)) &
+      f.bits_mask;
+  c.compiled = f.compiled == 1 || (f.compiled == -1 && (cluster == 8 || cluster == 2));
+  return c;
 }
 
 int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes, bool columns) {

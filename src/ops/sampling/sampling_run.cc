@@ -174,10 +174,8 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   SamplingLaunch launch =
       ChooseSamplingLaunch(vocab, vec, static_cast<int>(DTypeBytes(in.dtype)), batch,
                            traits.clusters, traits.sms, tune.cluster, tune.cache_bytes);
-  // tuning.candidates 12, 13: the default's launch and forms (the rule of -1 below) with the form
-  // chosen at run time (12) or compiled into the kernel (13: spec.form below).
-  const int cand_rule = tune.candidates >= 12 ? -1 : tune.candidates;
-  const bool candidates = tune.candidates != 0;
+  // The two-pass top-p kernel's form for tuning.candidates (SamplingTopPForm, sampling_family.cc).
+  const bool candidates = SamplingTopPFormOf(tune.candidates).two_pass;
   const bool top_p_sample =
       r.filter == SamplingFilter::kTopP && r.output == SamplingOutput::kSample;
   if (tune.threads > 0) {
@@ -207,55 +205,28 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // than the radix select on every benchmark shape, B = 1 / 64 / 256 x V = 128256 / 32000, flat
   // and peaked (B = 256 x 128256, rows 131 MB, past the L2: 178.4 -> 127.9 us flat, 132.0 ->
   // 97.2 peaked); larger batches are unmeasured.
-  // Pass 2's candidates in per-lane columns (kFormLaneColumns) where they paid (sampling_spec.h).
-  const bool lane_columns = SamplingLaneColumns(cand_rule, launch.cluster, batch, traits.sms);
+  // Pass 2's candidates in per-lane columns (kFormLaneColumns) where they paid (sampling_spec.h),
+  // and the rest of the form (ChooseSamplingTopPForm; the figures below).
+  const SamplingTopPChoice form = ChooseSamplingTopPForm(
+      tune.candidates, launch.cluster, launch.threads, launch.chunk, batch, traits.sms);
   if (top_p_sample && candidates)
     cand_per_warp =
-        SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes, lane_columns);
+        SamplingCandidatesPerWarp(launch.chunk, launch.threads, cache_bytes, form.lane_columns);
   spec.candidates = cand_per_warp > 0 ? 1 : 0;
   spec.stamps = spec.candidates && tune.stamps != nullptr ? 1 : 0;
   // The digit scans (SamplingSpec::fast_scan bits): the fast scans with the exact prefix (3,
   // session 7), and at digits 2-3 scanned in integers by every warp (7, warp_scan, session 8)
-  // for the default and the forms built on it (-1, 1, 6, 7, 8), except in clusters of blocks of
-  // fewer than 512 threads. Measured on the H200 (2026-11-30, session 8, docs/perf/sampling.md;
-  // b2b, 7 against 3 in the same call): B = 1 / 64 / 256 x 128256 flat -0.56 / -1.56 / -3.76 us,
-  // peaked -0.16 / -1.28 / -2.71; 64 / 256 x 32000 -0.4 to -0.9; 1 x 32000 (clusters of 8 of
-  // 256 threads) +0.25 flat, +0.05 peaked: 3 there. 9: the fast scans without the exact prefix
-  // (1); 10: session 7's default (3) at every shape; 11: session 6's block scans (0); the older
-  // forms (2-5): 0.
-  const bool exchange_rule = SamplingClusterExchange(cand_rule, launch.cluster);
-  const int c = cand_rule;
-  if (spec.candidates) {
-    const bool warp_scan = launch.cluster == 1 || launch.threads >= 512;
-    spec.fast_scan = c == 9                                              ? 1
-                     : c == 10                                           ? 3
-                     : (c == -1 || c == 1 || c == 6 || c == 7 || c == 8) ? (warp_scan ? 7 : 3)
-                                                                         : 0;
-  }
-  // The two-pass kernel's forms (kForm* in sampling_params.cuh): 2 and 3 are session 4's
-  // first version of the passes, with the one-thread (2) or the one-warp (3) walk, 4 its final
-  // version (no lane-private window, no lean cluster steps), 5 the default without the lean
-  // cluster steps, for A/B, 6 the default with pass 2's candidates in per-lane columns
-  // everywhere, 7 the default with the ballots everywhere (lane_columns above), 8 the default
-  // without the cluster exchange (session 6: one exchange after pass 2 instead of the merges of
-  // digits 2-3, the cluster reduction and the owner gather; see kFormClusterExchange), 9 the
-  // default with the fast digit scans but without the exact prefix, 11 the default with session
-  // 6's block scans (spec.fast_scan above: the variant fields fast_scan, exact_prefix). The
-  // lane-private window pays only with more rows than SMs, one block per row (measured on the
-  // H200, 2026-11-29 session 5, docs/perf/sampling.md: B = 256 x 128256 flat 116.7 -> 112.5 us
-  // b2b, peaked 89.6 -> 90.8; B = 256 x 32000 flat the same, peaked +1; at B = 1 and 64,
-  // clusters, it cost 0.5-1 us).
-  const bool lane_window = tune.candidates != 4 && launch.chunk >= kSamplingLaneWindowMinChunk &&
-                           launch.cluster == 1 && batch > (traits.sms > 0 ? traits.sms : 132);
-  const int cand_form =
-      tune.candidates == 2 ? 0
-      : tune.candidates == 3
-          ? sampling::kFormWarpWalk
-          : sampling::kFormWarpWalk | sampling::kFormBits |
-                (lane_window ? sampling::kFormLaneWindow : 0) |
-                (tune.candidates == 4 || tune.candidates == 5 ? 0 : sampling::kFormClusterLean) |
-                (lane_columns ? sampling::kFormLaneColumns : 0) |
-                (exchange_rule ? sampling::kFormClusterExchange : 0);
+  // for the default and the forms built on it (SamplingTopPForm::fast_scan -1), except in
+  // clusters of blocks of fewer than 512 threads. Measured on the H200 (2026-11-30, session 8,
+  // docs/perf/sampling.md; b2b, 7 against 3 in the same call): B = 1 / 64 / 256 x 128256 flat
+  // -0.56 / -1.56 / -3.76 us, peaked -0.16 / -1.28 / -2.71; 64 / 256 x 32000 -0.4 to -0.9; 1 x
+  // 32000 (clusters of 8 of 256 threads) +0.25 flat, +0.05 peaked: 3 there.
+  if (spec.candidates) spec.fast_scan = static_cast<uint8_t>(form.fast_scan);
+  // The two-pass kernel's forms (kForm* in sampling_params.cuh; what each tuning.candidates value
+  // takes: kSamplingTopPForms in sampling_family.cc). The lane-private window pays only with more
+  // rows than SMs, one block per row (measured on the H200, 2026-11-29 session 5,
+  // docs/perf/sampling.md: B = 256 x 128256 flat 116.7 -> 112.5 us b2b, peaked 89.6 -> 90.8; B =
+  // 256 x 32000 flat the same, peaked +1; at B = 1 and 64, clusters, it cost 0.5-1 us).
   // The form compiled into the variant (variant field form: the forms the launch never takes
   // left out, 40 % less code in clusters) for the default in clusters of 8 and 2 and for
   // tuning.candidates 13 everywhere; chosen at run time otherwise (12: the default's forms so).
@@ -263,9 +234,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // default's every-form kernel in the same call): B = 1 x 128256 flat / peaked -1.16 / -0.92 us, x
   // 32000 -0.51 / -0.35; B = 64 x 128256 -0.35 / -0.07, x 32000 -0.45 / -0.22; one block per row (B
   // = 256) x 128256 +0.67 / -0.13, x 32000 -0.10 / -0.33: not there; clusters of 4 unmeasured.
-  if (spec.candidates && (tune.candidates == 13 ||
-                          (tune.candidates == -1 && (launch.cluster == 8 || launch.cluster == 2))))
-    spec.form = static_cast<int8_t>(cand_form);
+  if (spec.candidates && form.compiled) spec.form = static_cast<int8_t>(form.cand_form);
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   sampling::SamplingParams p{};
@@ -295,7 +264,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   p.chunk = launch.chunk;
   p.cand_per_warp = cand_per_warp;
   p.stamps = spec.stamps ? static_cast<uint64_t*>(tune.stamps) : nullptr;
-  p.cand_form = cand_form;
+  p.cand_form = form.cand_form;
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(batch * launch.cluster);
   cfg.cluster_x = static_cast<uint32_t>(launch.cluster);

@@ -91,23 +91,53 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 int SamplingCandidatesPerWarp(int64_t chunk, int threads, int64_t cache_bytes,
                               bool columns = false);
 // Whether the two-pass top-p kernel keeps pass 2's candidates in per-lane columns
-// (kFormLaneColumns) for `candidates` (SamplingTuning: 6 always, 7 never, -1 / 1 / 8 the default's
-// rule, other forms never), `cluster` blocks per row, `batch` rows on `sms` SMs (0: unknown,
-// taken as 132). The default takes them where they paid on the H200 (2026-11-29, session 5
-// round 2, docs/perf/sampling.md; b2b): clusters of 2 (B = 64 x 128256 flat 44.3 -> 41.9 us,
-// peaked the same; x 32000 -0.2) and one block per row with more rows than SMs (B = 256 x
-// 128256 flat 112.7 -> 102.7, peaked 90.4 -> 91.6; x 32000 flat -2.6, peaked the same); not in
-// clusters of 8 (B = 1: +0.1-0.3 us) nor 4 (unmeasured), nor one block per row on fewer rows
-// than SMs (unmeasured).
+// (kFormLaneColumns) for `candidates` (SamplingTopPForm::columns: 6 always, the default and the
+// forms built on it by the default's rule, 7 and the older forms never), `cluster` blocks per row,
+// `batch` rows on `sms` SMs (0: unknown, taken as 132). The default takes them where they paid on
+// the H200 (2026-11-29, session 5 round 2, docs/perf/sampling.md; b2b): clusters of 2 (B = 64 x
+// 128256 flat 44.3 -> 41.9 us, peaked the same; x 32000 -0.2) and one block per row with more rows
+// than SMs (B = 256 x 128256 flat 112.7 -> 102.7, peaked 90.4 -> 91.6; x 32000 flat -2.6, peaked
+// the same); not in clusters of 8 (B = 1: +0.1-0.3 us) nor 4 (unmeasured), nor one block per row on
+// fewer rows than SMs (unmeasured).
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms);
 // Whether the two-pass top-p kernel runs the cluster exchange (kFormClusterExchange: one cluster
 // barrier after pass 2, then digits 2-3 and the draw over every block's candidates in every
-// block) for `candidates` (SamplingTuning: -1, 1, 6, 7, 9, 10, 11 the default's rule, 8 and the
-// older forms never) and `cluster` blocks per row: every cluster size. Measured on the H200
+// block) for `candidates` (SamplingTopPForm::exchange: the default and the forms built on it, not
+// 8 nor the older forms) and `cluster` blocks per row: every cluster size. Measured on the H200
 // (2026-11-30, session 6, docs/perf/sampling.md; b2b, flat / peaked): B = 1 x 128256 (clusters of
 // 8) 30.3 / 23.5 -> 26.9 / 20.1 us, B = 64 (clusters of 2) 42.7 / 34.1 -> 41.5 / 31.8, x 32000 -2.3
 // to -3.2; clusters of 4 only in the GPU tests (unmeasured).
 bool SamplingClusterExchange(int candidates, int cluster);
+// The two-pass top-p kernel's form for each SamplingTuning::candidates value (-1 .. 13), one row
+// of a table (sampling_family.cc: kSamplingTopPForms, with what each value is for): the rules
+// below and RunSampling read it instead of lists of values.
+struct SamplingTopPForm {
+  bool two_pass;      // false (0): the radix select over the whole row
+  uint8_t bits_mask;  // the kForm* bits the form may take (2: none, 3: the warp walk only)
+  bool lean;          // kFormClusterLean (fully unrolled merges, bad flag with pass 2's)
+  bool window;        // kFormLaneWindow where it pays (more rows than SMs, long slices)
+  int8_t columns;     // kFormLaneColumns: 1 always, 0 never, -1 where they paid
+  bool exchange;      // kFormClusterExchange in clusters
+  int8_t fast_scan;   // SamplingSpec::fast_scan; -1: 7, or 3 in clusters of < 512-thread blocks
+  int8_t compiled;    // the form compiled in (variant field form): 1 always, 0 never, -1 in
+                      // clusters of 8 and 2
+};
+// The row of `candidates`, -1 .. 13 (the caller checks the range).
+const SamplingTopPForm& SamplingTopPFormOf(int candidates);
+// What the two-pass top-p kernel runs for `candidates` in a launch of `cluster` blocks of
+// `threads` threads per row over slices of `chunk` elements, `batch` rows on `sms` SMs (0:
+// unknown, taken as 132): pass 2's lane columns, the cluster exchange, SamplingSpec::fast_scan,
+// the kForm* bits (SamplingParams::cand_form) and whether they are compiled into the variant.
+struct SamplingTopPChoice {
+  bool lane_columns = false;
+  bool exchange = false;
+  int fast_scan = 0;
+  int cand_form = 0;
+  bool compiled = false;
+};
+SamplingTopPChoice ChooseSamplingTopPForm(int candidates, int cluster, int threads, int64_t chunk,
+                                          int64_t batch, int sms);
+
 // The two-pass top-p kernel's pass 1 adds into lane-private window bins
 // (templates/sampling/top_p_candidates.cuh) with one block per row for more rows than SMs
 // (sampling_run.cc, measured) and slices of at least this many elements: on shorter ones
