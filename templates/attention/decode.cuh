@@ -8,26 +8,14 @@
 #include "attention/decode_epilogue.cuh"
 #include "attention/decode_warp.cuh"
 #include "attention/kv_prep.cuh"
+#include "common/pdl.cuh"
 
 namespace flashjit::attention {
 
-// Programmatic dependent launch (sm_90+; a launch with FLASHJIT_DECODE_PDL=1, see
-// LaunchDecode). DecodeLaunchDependents lets the stream's next kernel, if launched with the PDL
-// attribute, start once every CTA of this grid has run it or exited; DecodeGridDependencyWait
-// blocks until the previous kernel of the stream has finished and its writes are visible (it
-// returns at once for a launch without the attribute). A decode CTA reads only the plan's
-// records (work item, merge item, units: written by Plan's copy, which the stream orders) before
-// the wait; the page table, K/V, q, the counters and every output come after it.
-FLASHJIT_DEVICE void DecodeLaunchDependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-FLASHJIT_DEVICE void DecodeGridDependencyWait() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
+// Programmatic dependent launch (common/pdl.cuh; see DecodePdl for when a launch takes it). A
+// decode CTA reads only the plan's records (work item, merge item, units: written by Plan's copy,
+// which the stream orders) before GridDependencyWait; the page table, K/V, q, the counters and
+// every output come after it.
 
 // The work item of this CTA: from the plan, or the uniform split of a single request.
 FLASHJIT_DEVICE DecodeWorkItem ThisWorkItem(const DecodeParams& p, int item) {
@@ -321,7 +309,7 @@ __device__ void decode_attention(const DecodeParams& p) {
   static_assert(kStages >= 2, "the pipeline needs at least two stages");
   using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
 
-  DecodeLaunchDependents();
+  GridLaunchDependents();
   // The item is read before the count (the grid never exceeds the workspace's capacity), so
   // that the two loads overlap.
   const int item = DecodeCtaItem(p), head_tile = DecodeCtaHeadTile(p);
@@ -346,7 +334,7 @@ __device__ void decode_attention(const DecodeParams& p) {
   // A split request's merge item, read now so that the tail does not wait for it.
   DecodeMergeItem merge_item = {};
   if (w.merge >= 0 && p.merge_counters) merge_item = p.merge_items[w.merge];
-  DecodeGridDependencyWait();  // PDL: nothing below may run before the previous kernel's end
+  GridDependencyWait();  // PDL: nothing below may run before the previous kernel's end
 
   // Prologue: the page ids of the first kStages - 1 tiles (all loads in flight together), their
   // copies, the page ids of the next tile, then the query.
@@ -428,12 +416,12 @@ __device__ void decode_attention(const DecodeParams& p) {
 template <class V>
 __device__ void decode_persistent(const DecodeParams& p) {
   if constexpr (sizeof(typename V::DTypeKV) == 2) {
-    DecodeLaunchDependents();
+    GridLaunchDependents();
     const int cta = static_cast<int>(blockIdx.x);
     const int ctas = *p.persistent_ctas;
     const DecodeUnit first = LoadUnit(p.units + cta);  // the grid never exceeds the capacity
     if (cta >= ctas || first.head_tile < 0) return;
-    DecodeGridDependencyWait();  // PDL: the plan's units above, everything else below
+    GridDependencyWait();  // PDL: the plan's units above, everything else below
     DecodePersistent<V>(p, first);
   } else {
     __trap();  // plans of fp8 caches are never persistent

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "src/ops/common/pdl.h"
 #include "src/runtime/driver.h"
 
 namespace flashjit::ops {
@@ -114,26 +115,6 @@ bool DecodeHeadMajor() {
 namespace {
 std::atomic<int> g_max_cluster_test{0};
 
-// Whether `device` (or the engine's target arch) is sm_90 or later: thread-block clusters and
-// programmatic dependent launch.
-bool Sm90(const Engine& engine, int device) {
-  auto sm90 = [](const std::string& arch) {  // "sm_90", "sm_90a", "sm_100", ...
-    return arch.rfind("sm_", 0) == 0 && std::atoi(arch.c_str() + 3) >= 90;
-  };
-  if (!engine.config().arch.empty()) return sm90(engine.config().arch);
-  if (engine.config().dry_run) return false;
-  // Per device, queried once: SingleDecode asks on every call, and GetDeviceInfo's driver
-  // queries cost microseconds of host time.
-  constexpr int kMaxDevices = 64;
-  static std::atomic<int> known[kMaxDevices];  // 0: not queried, 1: no, 2: yes
-  const bool cacheable = device >= 0 && device < kMaxDevices;
-  const int v = cacheable ? known[device].load(std::memory_order_relaxed) : 0;
-  if (v) return v == 2;
-  auto info = runtime::GetDeviceInfo(device);
-  const bool ok = info.ok() && sm90(info->arch());
-  if (cacheable && info.ok()) known[device].store(ok ? 2 : 1, std::memory_order_relaxed);
-  return ok;
-}
 }  // namespace
 
 int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_bytes) {
@@ -190,17 +171,14 @@ std::atomic<int> g_pdl_test{-1};
 bool DecodePdl(const Engine& engine, int device, int64_t longest_keys) {
   int mode = g_pdl_test.load(std::memory_order_relaxed);
   if (mode < 0) {
-    static const int kKnob = [] {  // -1: unset (the default rule)
-      const char* v = std::getenv("FLASHJIT_DECODE_PDL");
-      if (v && std::strcmp(v, "1") == 0) return 1;
-      if (v && std::strcmp(v, "0") == 0) return 0;
-      return -1;
-    }();
+    static const int kKnob = ParsePdlKnob(std::getenv("FLASHJIT_DECODE_PDL"));  // -1: unset
     mode = kKnob;
   }
+  // FLASHJIT_DECODE_PDL (or its test hook) first; else the engine-wide rule (FLASHJIT_PDL, then
+  // decode's default).
   if (mode == 0) return false;
-  if (!Sm90(engine, device)) return false;
-  return mode == 1 || longest_keys <= kDecodePdlMaxKeys;
+  if (mode == 1) return Sm90(engine, device);
+  return UsePdl(engine, device, longest_keys <= kDecodePdlMaxKeys);
 }
 
 void SetDecodePdlForTesting(int mode) { g_pdl_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }

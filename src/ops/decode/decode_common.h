@@ -59,8 +59,9 @@ void SetDecodePersistentForTesting(int mode, int max_ctas);
 // Measured on the H200 (session 9, bf16 32/8 heads, D 128, b2b): -1.1 to -2.6 us per call on
 // every such shape (B=1 L=1k..32k (chunks <= 1024), B=16/64/256 L=1k/4k, fp8, single decode),
 // synced unchanged; on longer items the saving is under 0.3 % and the one-wave plans of B=16
-// L=16k/32k lost 1.0-1.4 %. FLASHJIT_DECODE_PDL=1: every launch; 0: none. The merge kernel
-// never takes it.
+// L=16k/32k lost 1.0-1.4 %. FLASHJIT_DECODE_PDL=1: every sm_90+ launch; 0: none; unset: the
+// engine-wide rule (ops::UsePdl: FLASHJIT_PDL=0/1 forces every family off/on, else this
+// default). The merge kernel never takes it.
 inline constexpr int64_t kDecodePdlMaxKeys = 4096;
 bool DecodePdl(const Engine& engine, int device, int64_t longest_keys);
 // Tests: 1 / 0 force PDL on / off for launches from now on; < 0 restores the knob.
