@@ -6,6 +6,7 @@
 #pragma once
 
 #include "activation/activation_params.cuh"
+#include "common/pdl.cuh"
 #include "common/vec.cuh"
 
 namespace flashjit::activation {
@@ -26,6 +27,10 @@ FLASHJIT_DEVICE float Activate(float x) {
 
 template <class V>
 __device__ void gated_activation(const ActivationParams& p) {
+  // PDL (common/pdl.cuh): nothing before the wait, as the in-place forms write what the previous
+  // kernel may still read; the next kernel may launch once every CTA is past it.
+  GridDependencyWait();
+  GridLaunchDependents();
   using T = typename V::DType;
   constexpr int kVec = V::kVec, kItems = V::kItems, kThreads = V::kThreads;
   const int64_t row = blockIdx.x / p.col_blocks;

@@ -17,6 +17,7 @@
 // and small weights stay in registers across groups: HBM always has loads in flight.
 #pragma once
 
+#include "common/pdl.cuh"
 #include "common/vec.cuh"
 #include "norm/norm_one_pass.cuh"
 #include "norm/norm_params.cuh"
@@ -160,6 +161,10 @@ __device__ void norm_resident(const NormParams& p) {
 
 template <class V>
 __device__ void norm(const NormParams& p) {
+  // PDL (common/pdl.cuh): nothing before the wait, as the in-place forms write what the previous
+  // kernel may still read; the next kernel may launch once every CTA is past it.
+  GridDependencyWait();
+  GridLaunchDependents();
   if constexpr (!V::kPrefetch && !V::kGridStride && V::kItems > 0) {
     norm_one_pass<V>(p);
   } else {

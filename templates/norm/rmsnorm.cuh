@@ -5,6 +5,7 @@
 // kGemma (scale by weight + 1).
 #pragma once
 
+#include "common/pdl.cuh"
 #include "common/reduce.cuh"
 #include "common/vec.cuh"
 #include "norm/norm_params.cuh"
@@ -13,6 +14,10 @@ namespace flashjit::norm {
 
 template <class V>
 __device__ void rmsnorm(const RmsNormParams& p) {
+  // PDL (common/pdl.cuh): nothing before the wait, as the in-place forms write what the previous
+  // kernel may still read; the next kernel may launch once every CTA is past it.
+  GridDependencyWait();
+  GridLaunchDependents();
   using T = typename V::DType;
   constexpr int kThreads = V::kThreads, kVec = V::kVec, kItems = V::kItems;
   __shared__ float scratch[32];

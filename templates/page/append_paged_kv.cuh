@@ -10,6 +10,7 @@
 // positions[t] % page_size, with b = batch_indices[t].
 #pragma once
 
+#include "common/pdl.cuh"
 #include "common/vec.cuh"
 #include "page/page_params.cuh"
 
@@ -318,6 +319,10 @@ FLASHJIT_DEVICE void AppendTokenLoop(const AppendKvParams& p) {
 
 template <class V>
 __device__ void append_paged_kv(const AppendKvParams& p) {
+  // PDL (common/pdl.cuh): nothing before the wait, as the in-place forms write what the previous
+  // kernel may still read; the next kernel may launch once every CTA is past it.
+  GridDependencyWait();
+  GridLaunchDependents();
   if constexpr (V::kLoop) {
     AppendTokenLoop<V>(p);
   } else if constexpr (V::kTokens) {
@@ -330,6 +335,10 @@ __device__ void append_paged_kv(const AppendKvParams& p) {
 // One block per request.
 template <class V>
 __device__ void batch_indices_positions(const BatchPositionsParams& p) {
+  // PDL (common/pdl.cuh): nothing before the wait, as the in-place forms write what the previous
+  // kernel may still read; the next kernel may launch once every CTA is past it.
+  GridDependencyWait();
+  GridLaunchDependents();
   const int b = blockIdx.x;
   const int begin = p.append_indptr[b], end = p.append_indptr[b + 1];
   const int first = p.seq_lens[b] - (end - begin);

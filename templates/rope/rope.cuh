@@ -18,6 +18,7 @@
 // token, and walks over that token's q and k heads.
 #pragma once
 
+#include "common/pdl.cuh"
 #include "common/vec.cuh"
 #include "rope/rope_angles.cuh"
 #include "rope/rope_params.cuh"
@@ -414,6 +415,10 @@ FLASHJIT_DEVICE void RopeRow(const RopeParams& p) {
 
 template <class V>
 __device__ void rope(const RopeParams& p) {
+  // PDL (common/pdl.cuh): nothing before the wait, as the in-place forms write what the previous
+  // kernel may still read; the next kernel may launch once every CTA is past it.
+  GridDependencyWait();
+  GridLaunchDependents();
   if constexpr (V::kKernel == kRowKernel) {
     RopeRow<V>(p);
   } else if constexpr (V::kKernel == kTileKernel) {

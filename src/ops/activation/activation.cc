@@ -5,6 +5,7 @@
 #include "activation/activation_params.cuh"
 #include "src/engine/engine_impl.h"
 #include "src/ops/activation/activation_spec.h"
+#include "src/ops/common/pdl.h"
 
 namespace flashjit {
 namespace {
@@ -59,6 +60,7 @@ Status RunGated(Engine& engine, ops::ActKind act, const TensorView& input, const
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(rows * col_blocks);
   cfg.block_x = spec.threads;
+  cfg.programmatic = LayerOpPdl(engine, input.device);
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(stream));
 }
 

@@ -5,6 +5,7 @@
 
 #include "norm/norm_params.cuh"
 #include "src/engine/engine_impl.h"
+#include "src/ops/common/pdl.h"
 #include "src/ops/norm/resident_grid.h"
 
 namespace flashjit::ops {
@@ -115,6 +116,7 @@ Status RunNorm(Engine& engine, const NormArgs& a, void* stream, const NormSpec* 
   p.eps = a.eps;
   runtime::LaunchConfig cfg;
   cfg.block_x = spec.threads * spec.rows;
+  cfg.programmatic = LayerOpPdl(engine, in.device);
   const int64_t groups = (rows + spec.rows - 1) / spec.rows;
   cfg.grid_x = spec.prefetch ? ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x), groups)
                              : static_cast<uint32_t>(groups);

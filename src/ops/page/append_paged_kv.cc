@@ -9,6 +9,7 @@
 
 #include "page/page_params.cuh"
 #include "src/engine/engine_impl.h"
+#include "src/ops/common/pdl.h"
 #include "src/ops/norm/resident_grid.h"
 #include "src/ops/page/page_spec.h"
 
@@ -201,6 +202,7 @@ Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const Tenso
   const int64_t tiles = (total + per_block - 1) / per_block;
   // Loop form: one wave of resident blocks, each taking every grid-th tile (two offset tables).
   cfg.grid_x = static_cast<uint32_t>(tiles);
+  cfg.programmatic = LayerOpPdl(engine, key.device);
   if (spec.loop) {
     cfg.grid_x = ops::ResidentGrid(*kernel, 0, spec.threads, tiles);
     if (max_grid > 0) cfg.grid_x = std::min(cfg.grid_x, static_cast<uint32_t>(max_grid));
@@ -281,6 +283,7 @@ Status GetBatchIndicesPositions(Engine& engine, const TensorView& append_indptr,
   p.batch = batch;
   runtime::LaunchConfig cfg;
   cfg.grid_x = static_cast<uint32_t>(batch);
+  cfg.programmatic = LayerOpPdl(engine, append_indptr.device);
   cfg.block_x = spec.threads;
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(stream));
 }

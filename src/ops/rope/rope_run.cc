@@ -11,6 +11,7 @@
 
 #include "rope/rope_params.cuh"
 #include "src/engine/engine_impl.h"
+#include "src/ops/common/pdl.h"
 #include "src/ops/norm/resident_grid.h"
 #include "src/ops/rope/rope_spec.h"
 
@@ -252,6 +253,7 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream, const RopeSpec* 
   p.head_slots = static_cast<int32_t>(slots);
   runtime::LaunchConfig cfg;
   cfg.block_x = 32u * spec.warps;
+  cfg.programmatic = LayerOpPdl(engine, a.q.device);
   if (spec.kernel == 2) {
     const int64_t tokens_per_block = cfg.block_x / (chunks * slots);
     const int64_t blocks = (nnz + tokens_per_block - 1) / tokens_per_block;
