@@ -6,20 +6,26 @@
 //   0. get_batch_indices_positions(append_indptr, seq_lens) -> batch_indices, positions
 //   1. rmsnorm(x) -> y                                     [T, 6144]
 //   2. RoPE in place on q = y[:, 0:4096], k = y[:, 4096:5120] at the positions of step 0
-//   3. append_paged_kv_cache(k, v = y[:, 5120:6144]) at (batch_indices, positions) of step 0
-//   4. fused_add_rmsnorm in place: residual += q; q = rmsnorm(residual)
-//   5. silu_and_mul(q as [T, 2 x 2048]) -> z
-//   6. gemma_rmsnorm(z) -> z in place
+//   3. fused_add_rmsnorm in place: residual += q; q = rmsnorm(residual)
+//   4. silu_and_mul(q as [T, 2 x 2048]) -> z
+//   5. gemma_rmsnorm(z) -> z in place
+//   6. append_paged_kv_cache(k, v = z[:, 0:1024]) at (batch_indices, positions) of step 0
+//   7. get_batch_indices_positions(append_indptr, seq_lens - 1) -> the same batch_indices and
+//      positions buffers (every position one lower)
 //
 // Why a missing wait fails here: with PDL the next kernel's CTAs are scheduled as soon as every
 // CTA of the running kernel has passed its griddepcontrol.launch_dependents, which the layer ops
 // run right after their griddepcontrol.wait, i.e. within a microsecond of their start, long
-// before they store anything. A kernel that read before its own wait would therefore read its
-// inputs while the previous kernel is still writing them: every intermediate buffer is poisoned
-// before each run (NaN for the 16-bit ones, zeros for batch_indices / positions, which would put
-// every token of a too-early append or RoPE at request 0, position 0), so such a read shows as
-// non-finite values, a large error, or misplaced cache rows. An in-place op that wrote before
-// its wait (steps 2, 4, 6) would be overwritten by, or corrupt the input of, the op before it.
+// before they store anything. Steps 2-6 each read what the step right before them writes (the
+// kernel a missing wait would overlap; an earlier step has completed by then, since the step in
+// between waited for it): a kernel that read before its wait would read its input while the
+// previous kernel is still writing it. Every intermediate buffer is poisoned before each run
+// (NaN for the 16-bit ones), so such a read shows as non-finite values or a large error. Step 7
+// rewrites the indices step 6 reads: had it written before its wait, step 6 would place rows one
+// position low (checked against the cache). The in-place steps 2, 3 and 5 likewise overwrite a
+// buffer the step before reads. Steps 0 and 1 read only uploaded inputs: their waits run (they
+// are launched with the attribute) but a missing one would not show here; both kernels' code
+// paths are those of steps 7 and 5 (the rmsnorm template), which are covered.
 #include <flashjit/activation.h>
 #include <flashjit/norm.h>
 #include <flashjit/page.h>
@@ -89,14 +95,14 @@ std::vector<double> Round(std::vector<double> v) {
 struct Chain {
   int64_t batch = 0, t = 0, pages = 0;
   std::vector<int32_t> append_indptr{0}, seq_lens, kv_indptr{0}, last_page_len, kv_indices;
-  DeviceBuffer dai, dsl, dki, dkp, dlp;      // request tables (inputs)
-  DeviceBuffer dx, dr, dw1, dw2, dw3;        // x, residual, weights (inputs)
-  DeviceBuffer dbi, dpos, dy, dz, dcache;    // written by the chain
-  std::vector<double> x, r, w1, w2, w3;      // what the device holds, as double
-  std::vector<float> xf, rf, w1f, w2f, w3f;  // fresh random values of the current run
+  DeviceBuffer dai, dsl, dsl1, dki, dkp, dlp;  // request tables (inputs)
+  DeviceBuffer dx, dr, dw1, dw2, dw3;          // x, residual, weights (inputs)
+  DeviceBuffer dbi, dpos, dy, dz, dcache;      // written by the chain
+  std::vector<double> x, r, w1, w2, w3;        // what the device holds, as double
+  std::vector<float> xf, rf, w1f, w2f, w3f;    // fresh random values of the current run
 
   Chain(int64_t b, int max_new, std::mt19937& rng) : batch(b) {
-    std::uniform_int_distribution<int> old_len(0, 70), new_len(1, max_new);
+    std::uniform_int_distribution<int> old_len(1, 70), new_len(1, max_new);
     for (int64_t i = 0; i < b; ++i) {
       const int n = new_len(rng), old = old_len(rng);
       append_indptr.push_back(append_indptr.back() + n);
@@ -113,6 +119,9 @@ struct Chain {
     kv_indices.resize(kv_indptr.back());
     dai = UploadI32(append_indptr);
     dsl = UploadI32(seq_lens);
+    std::vector<int32_t> lower = seq_lens;  // step 7: every position one lower (old >= 1)
+    for (int32_t& l : lower) --l;
+    dsl1 = UploadI32(lower);
     dki = UploadI32(kv_indices);
     dkp = UploadI32(kv_indptr);
     dlp = UploadI32(last_page_len);
@@ -155,7 +164,7 @@ struct Chain {
     Synchronize();
   }
 
-  // Enqueues steps 0-6 on `stream`, back to back.
+  // Enqueues steps 0-7 on `stream`, back to back.
   Status Enqueue(Engine& e, CUstream stream) {
     void* s = stream;
     const TensorView bi = I32(dbi, t), pos = I32(dpos, t);
@@ -166,19 +175,30 @@ struct Chain {
     FLASHJIT_RETURN_IF_ERROR(
         RmsNorm(e, x2, TensorView::Contiguous(dw1.data(), kDt, {kRow}), y2, kEps, false, s));
     const TensorView q = Cols(dy, t, 0, kQ, true), k = Cols(dy, t, kQ, kHk * kD, true);
-    const TensorView v = Cols(dy, t, kQ + kHk * kD, kHk * kD, true);
     FLASHJIT_RETURN_IF_ERROR(ApplyRopePosIdsInplace(e, q, k, pos, RopeOptions{}, s));
-    const TensorView cache = TensorView::Contiguous(dcache.data(), kDt, {pages, 2, kPage, kHk, kD});
-    FLASHJIT_RETURN_IF_ERROR(
-        AppendPagedKvCache(e, k, v, bi, pos, cache, I32(dki, int64_t(kv_indices.size())),
-                           I32(dkp, batch + 1), I32(dlp, batch), KvLayout::kNHD, 1.f, 1.f, s));
     const TensorView q2 = Cols(dy, t, 0, kQ, false);
     FLASHJIT_RETURN_IF_ERROR(FusedAddRmsNorm(e, q2, TensorView::Contiguous(dr.data(), kDt, {t, kQ}),
                                              TensorView::Contiguous(dw2.data(), kDt, {kQ}), kEps,
                                              false, s));
     const TensorView z = TensorView::Contiguous(dz.data(), kDt, {t, kF});
     FLASHJIT_RETURN_IF_ERROR(SiluAndMul(e, q2, z, s));
-    return GemmaRmsNorm(e, z, TensorView::Contiguous(dw3.data(), kDt, {kF}), z, kEps, s);
+    FLASHJIT_RETURN_IF_ERROR(
+        GemmaRmsNorm(e, z, TensorView::Contiguous(dw3.data(), kDt, {kF}), z, kEps, s));
+    TensorView v;  // z[:, 0:1024] as [T, 8, 128]
+    v.data = dz.data();
+    v.dtype = kDt;
+    v.ndim = 3;
+    v.shape[0] = t;
+    v.strides[0] = kF;
+    v.shape[1] = kHk;
+    v.strides[1] = kD;
+    v.shape[2] = kD;
+    v.strides[2] = 1;
+    const TensorView cache = TensorView::Contiguous(dcache.data(), kDt, {pages, 2, kPage, kHk, kD});
+    FLASHJIT_RETURN_IF_ERROR(
+        AppendPagedKvCache(e, k, v, bi, pos, cache, I32(dki, int64_t(kv_indices.size())),
+                           I32(dkp, batch + 1), I32(dlp, batch), KvLayout::kNHD, 1.f, 1.f, s));
+    return GetBatchIndicesPositions(e, I32(dai, batch + 1), I32(dsl1, batch), bi, pos, s);
   }
 
   // The whole chain in double precision, rounded to bf16 where the device stores, and the
@@ -205,21 +225,6 @@ struct Chain {
         std::copy(rot.begin(), rot.end(), head);
       }
     }
-    // The cache rows the append wrote: K and V of every token at its page and slot.
-    std::vector<double> want_cache, k_rows;
-    std::vector<float> got_cache;
-    std::vector<uint16_t> cache_bits(dcache.bytes() / 2);
-    dcache.Download(cache_bits.data(), dcache.bytes());
-    for (int64_t i = 0; i < t; ++i) {
-      const int32_t page = kv_indices[kv_indptr[bi[i]] + pos[i] / kPage];
-      const int64_t slot = pos[i] % kPage;
-      for (int kv = 0; kv < 2; ++kv)
-        for (int64_t e = 0; e < kHk * kD; ++e) {
-          want_cache.push_back(y[i * kRow + kQ + kv * kHk * kD + e]);
-          got_cache.push_back(
-              ref::From16(kDt, cache_bits[((page * 2 + kv) * kPage + slot) * kHk * kD + e]));
-        }
-    }
     // fused_add_rmsnorm in place on q and the residual; silu_and_mul; gemma rmsnorm in place.
     std::vector<double> res(t * kQ), q(t * kQ);
     for (int64_t i = 0; i < t; ++i)
@@ -230,6 +235,23 @@ struct Chain {
       std::copy(q.begin() + i * kQ, q.begin() + (i + 1) * kQ, y.begin() + i * kRow);
     std::vector<double> z = Round(ref::GatedActivation(q, t, kF, ref::Gate::kSilu));
     z = Round(ref::RmsNorm(z, w3, t, kF, kEps, true));
+    // The cache rows the append wrote: K (rotated) and V (z's first 1024 columns) of every token
+    // at its page and slot (step 0's positions).
+    std::vector<double> want_cache;
+    std::vector<float> got_cache;
+    std::vector<uint16_t> cache_bits(dcache.bytes() / 2);
+    dcache.Download(cache_bits.data(), dcache.bytes());
+    for (int64_t i = 0; i < t; ++i) {
+      const int32_t page = kv_indices[kv_indptr[bi[i]] + pos[i] / kPage];
+      const int64_t slot = pos[i] % kPage;
+      for (int kv = 0; kv < 2; ++kv)
+        for (int64_t e = 0; e < kHk * kD; ++e) {
+          want_cache.push_back(kv ? z[i * kF + e] : y[i * kRow + kQ + e]);
+          got_cache.push_back(
+              ref::From16(kDt, cache_bits[((page * 2 + kv) * kPage + slot) * kHk * kD + e]));
+        }
+    }
+    for (int32_t& p : pos) --p;  // step 7's positions
 
     std::vector<int32_t> got_bi(t), got_pos(t);
     dbi.Download(got_bi.data(), t * 4);
