@@ -16,16 +16,18 @@
 // Why a missing wait fails here: with PDL the next kernel's CTAs are scheduled as soon as every
 // CTA of the running kernel has passed its griddepcontrol.launch_dependents, which the layer ops
 // run right after their griddepcontrol.wait, i.e. within a microsecond of their start, long
-// before they store anything. Steps 2-6 each read what the step right before them writes (the
-// kernel a missing wait would overlap; an earlier step has completed by then, since the step in
-// between waited for it): a kernel that read before its wait would read its input while the
-// previous kernel is still writing it. Every intermediate buffer is poisoned before each run
-// (NaN for the 16-bit ones), so such a read shows as non-finite values or a large error. Step 7
-// rewrites the indices step 6 reads: had it written before its wait, step 6 would place rows one
-// position low (checked against the cache). The in-place steps 2, 3 and 5 likewise overwrite a
-// buffer the step before reads. Steps 0 and 1 read only uploaded inputs: their waits run (they
-// are launched with the attribute) but a missing one would not show here; both kernels' code
-// paths are those of steps 7 and 5 (the rmsnorm template), which are covered.
+// before they store anything, provided the next kernel is already in the queue (a CUDA graph;
+// on a stream, the gate kernel in RunStream holds the GPU while the host enqueues the chain). Steps
+// 2-6 each read what the step right before them writes (the kernel a missing wait would overlap; an
+// earlier step has completed by then, since the step in between waited for it): a kernel that read
+// before its wait would read its input while the previous kernel is still writing it. Every
+// intermediate buffer is poisoned before each run (NaN for the 16-bit ones), so such a read shows
+// as non-finite values or a large error. Step 7 rewrites the indices step 6 reads: had it written
+// before its wait, step 6 would place rows one position low (checked against the cache). The
+// in-place steps 2, 3 and 5 likewise overwrite a buffer the step before reads. Steps 0 and 1 read
+// only uploaded inputs: their waits run (they are launched with the attribute) but a missing one
+// would not show here; both kernels' code paths are those of steps 7 and 5 (the rmsnorm template),
+// which are covered.
 #include <flashjit/activation.h>
 #include <flashjit/norm.h>
 #include <flashjit/page.h>
@@ -279,16 +281,35 @@ void RunStream(int64_t batch, int max_new, int runs) {
   std::mt19937 rng(Seed());
   Engine& e = TestEngine();
   Chain c(batch, max_new, rng);
+  // The gate: an rmsnorm over 16384 x 8192 (2 x 256 MiB, ~140 us on an H200) enqueued first, so
+  // that the host has enqueued the whole chain before the GPU reaches it and the chain's kernels
+  // run back to back from the queue, as in a CUDA graph or a server's busy stream. Without it the
+  // host's enqueue of each op (several us) is slower than these kernels: each one ended before
+  // the next was launched, and the chain with RoPE's wait deleted passed (session 9, call 2).
+  constexpr int64_t kGateRows = 16384, kGateCols = 8192;
+  DeviceBuffer gate_in(kGateRows * kGateCols * 2), gate_out(kGateRows * kGateCols * 2);
+  DeviceBuffer gate_w(kGateCols * 2);
+  auto gate = [&](CUstream stream) {
+    return RmsNorm(e, TensorView::Contiguous(gate_in.data(), kDt, {kGateRows, kGateCols}),
+                   TensorView::Contiguous(gate_w.data(), kDt, {kGateCols}),
+                   TensorView::Contiguous(gate_out.data(), kDt, {kGateRows, kGateCols}), kEps,
+                   false, stream);
+  };
   if (DryRun()) {
+    REQUIRE(gate(nullptr).ok());
     REQUIRE(c.Enqueue(e, nullptr).ok());
     return;
   }
+  gate_in.Fill(0x3f);  // finite bf16 (0x3f3f ~ 0.75)
+  gate_w.Fill(0x3f);
+  Synchronize();
   const runtime::DriverApi& api = **runtime::Driver();
   CUstream stream;
   REQUIRE(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
   for (int run = 0; run < runs; ++run) {
     if (run) c.Fresh(rng);
-    const Status s = c.Enqueue(e, stream);
+    Status s = gate(stream);
+    if (s.ok()) s = c.Enqueue(e, stream);
     INFO(s.ToString());
     REQUIRE(s.ok());
     REQUIRE(api.cuStreamSynchronize(stream) == CUDA_SUCCESS);
