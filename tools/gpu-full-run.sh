@@ -48,7 +48,7 @@ export FLASHJIT_C_OVERHEAD="$PWD/$stage/flashjit_c_overhead" PYTHONUNBUFFERED=1
 export LD_LIBRARY_PATH="$PWD/$stage${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 # memcheck: the whole suite but its longest cases (every tuning variant; 16k tokens); the sampling
 # distribution cases run with 4096 draws per case instead of 1 M (FLASHJIT_SAMPLING_DRAWS).
-heavy='~"norm: every swept variant matches the reference"~"append_paged_kv_cache: 1 to 16k tokens"~"rope: 16k tokens, every form, against the fp64 reference"~"rmsnorm at 16k tokens"~"fused add, layernorm and QK-norm at 16k tokens"'
+heavy='~"norm: every swept variant matches the reference"~"append_paged_kv_cache: 1 to 16k tokens"~"rope: 16k tokens, every form, against the fp64 reference"~"rmsnorm at 16k tokens"~"fused add, layernorm and QK-norm at 16k tokens"~"pdl: large layer-op chain back to back"'
 section() { echo; echo "==== $* ($(date +%T))"; }
 skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench cascade-ab torch python overhead-ab sanitize"
 {
@@ -108,7 +108,7 @@ skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench cascade-ab torch pyth
   echo "demo exit: $?"
 } 2>&1 | tee "$out/tests.log"
 skip bench || {
-  for b in engine launch norm rope activation page decode sampling cascade; do
+  for b in engine launch norm rope activation page decode sampling cascade pdl; do
     section "bench $b"
     FLASHJIT_DISABLE_JIT=1 OUT= timeout 90 "$stage/flashjit_bench_$b"
   done
