@@ -119,6 +119,19 @@ std::string Describe(const BatchCase& c) {
       c.huge_negative, c.q_std, c.kv_std);
 }
 
+BatchDecodeConfig ConfigFor(const BatchCase& c, int max_batch) {
+  BatchDecodeConfig cfg;
+  cfg.num_qo_heads = c.num_qo_heads;
+  cfg.num_kv_heads = c.num_kv_heads;
+  cfg.head_dim = c.head_dim;
+  cfg.page_size = c.page_size;
+  cfg.q_dtype = c.q_dtype;
+  cfg.kv_dtype = c.kv_dtype;
+  cfg.layout = c.layout;
+  cfg.max_batch_size = max_batch;
+  return cfg;
+}
+
 void RunBatch(BatchCase c, std::mt19937& rng) {
   const int hq = c.num_qo_heads, d = c.head_dim, b = static_cast<int>(c.lens.size());
   PagedCache pc = BuildCache(c, rng);
@@ -139,16 +152,7 @@ void RunBatch(BatchCase c, std::mt19937& rng) {
     sinks_d.assign(s.begin(), s.end());
     c.options.sinks = TensorView::Contiguous(dsinks.data(), DType::kF32, {hq});
   }
-  BatchDecodeConfig cfg;
-  cfg.num_qo_heads = hq;
-  cfg.num_kv_heads = c.num_kv_heads;
-  cfg.head_dim = d;
-  cfg.page_size = c.page_size;
-  cfg.q_dtype = c.q_dtype;
-  cfg.kv_dtype = c.kv_dtype;
-  cfg.layout = c.layout;
-  cfg.max_batch_size = std::max(b, 1);
-  auto wrapper = BatchDecode::Create(TestEngine(), cfg);
+  auto wrapper = BatchDecode::Create(TestEngine(), ConfigFor(c, std::max(b, 1)));
   REQUIRE(wrapper.ok());
   DeviceBuffer ws((*wrapper)->WorkspaceBytes());
   const std::string what = Describe(c);

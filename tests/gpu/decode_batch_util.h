@@ -45,6 +45,9 @@ void Reference(const BatchCase& c, const PagedCache& pc, const std::vector<doubl
 
 std::string Describe(const BatchCase& c);
 
+// The wrapper configuration of the case's geometry and dtypes for batches of up to `max_batch`.
+BatchDecodeConfig ConfigFor(const BatchCase& c, int max_batch);
+
 // Plans and runs the case on fresh random q (and sinks), then compares output and LSE with the
 // fp64 reference; checks the plan's persistent form where the case asks (expect_persistent).
 void RunBatch(BatchCase c, std::mt19937& rng);

@@ -287,15 +287,7 @@ void PdlChain(BatchCase c, std::mt19937& rng, bool graph) {
   std::vector<DeviceBuffer> douts;
   for (int k = 0; k < kRuns; ++k) douts.emplace_back(int64_t(b) * hq * d * 2);
   DeviceBuffer dlse(b * hq * 4);
-  BatchDecodeConfig cfg;
-  cfg.num_qo_heads = hq;
-  cfg.num_kv_heads = c.num_kv_heads;
-  cfg.head_dim = d;
-  cfg.page_size = c.page_size;
-  cfg.q_dtype = c.q_dtype;
-  cfg.kv_dtype = c.kv_dtype;
-  cfg.layout = c.layout;
-  cfg.max_batch_size = b;
+  BatchDecodeConfig cfg = ConfigFor(c, b);
   cfg.cuda_graph = graph;
   auto wrapper = BatchDecode::Create(TestEngine(), cfg);
   REQUIRE(wrapper.ok());

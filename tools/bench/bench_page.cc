@@ -13,6 +13,7 @@
 
 #include "src/ops/page/page_spec.h"
 #include "src/runtime/driver.h"
+#include "tools/bench/append_layout.h"
 #include "tools/bench/bench_util.h"
 #include "tools/bench/layer_sweeps.h"
 
@@ -47,20 +48,8 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
            int64_t page = 16) {
   const DType dt = DType::kBF16;
   // Each request appends nnz / batch tokens after 100 existing ones.
-  std::vector<int32_t> bi(nnz), pos(nnz), kv_indptr{0}, last;
-  const int64_t per = nnz / batch, old = 100;
-  for (int64_t t = 0; t < nnz; ++t) {
-    bi[t] = static_cast<int32_t>(t / per);
-    pos[t] = static_cast<int32_t>(old + t % per);
-  }
-  for (int64_t b = 0; b < batch; ++b) {
-    kv_indptr.push_back(static_cast<int32_t>(kv_indptr.back() + (old + per + page - 1) / page));
-    last.push_back(static_cast<int32_t>((old + per - 1) % page + 1));
-  }
-  const int64_t pages = kv_indptr.back();
-  std::vector<int32_t> indices(pages);
-  for (int64_t i = 0; i < pages; ++i) indices[i] = static_cast<int32_t>(i);
-  std::shuffle(indices.begin(), indices.end(), std::mt19937(7));
+  const bench::AppendLayout l = bench::MakeAppendLayout(nnz, batch, page);
+  const int64_t pages = l.pages;
   const size_t row_bytes = nnz * heads * dim * 2;
   const int copies = row_bytes >= (32u << 20)
                          ? 1
@@ -74,11 +63,11 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
   }
   const int cb = DTypeBytes(cache_dt);
   void* cache = bench::DeviceAlloc(pages * 2 * page * heads * dim * cb);
-  TensorView tbi = TensorView::Contiguous(UploadI32(bi), DType::kI32, {nnz});
-  TensorView tpos = TensorView::Contiguous(UploadI32(pos), DType::kI32, {nnz});
-  TensorView tind = TensorView::Contiguous(UploadI32(indices), DType::kI32, {pages});
-  TensorView tptr = TensorView::Contiguous(UploadI32(kv_indptr), DType::kI32, {batch + 1});
-  TensorView tlast = TensorView::Contiguous(UploadI32(last), DType::kI32, {batch});
+  TensorView tbi = TensorView::Contiguous(UploadI32(l.batch_indices), DType::kI32, {nnz});
+  TensorView tpos = TensorView::Contiguous(UploadI32(l.positions), DType::kI32, {nnz});
+  TensorView tind = TensorView::Contiguous(UploadI32(l.kv_indices), DType::kI32, {pages});
+  TensorView tptr = TensorView::Contiguous(UploadI32(l.kv_indptr), DType::kI32, {batch + 1});
+  TensorView tlast = TensorView::Contiguous(UploadI32(l.last_page_len), DType::kI32, {batch});
   const bool nhd = layout == KvLayout::kNHD;
   TensorView tcache = TensorView::Contiguous(
       cache, cache_dt, {pages, 2, nhd ? page : heads, nhd ? heads : page, dim});

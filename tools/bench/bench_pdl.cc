@@ -22,6 +22,7 @@
 
 #include "src/ops/common/pdl.h"
 #include "src/runtime/driver.h"
+#include "tools/bench/append_layout.h"
 #include "tools/bench/bench_util.h"
 
 using namespace flashjit;
@@ -187,20 +188,8 @@ struct Append {
 };
 Append MakeAppend(int64_t nnz, int64_t batch, DType cache_dt, int64_t heads = 8, int64_t dim = 128,
                   int64_t page = 16) {
-  std::vector<int32_t> bi(nnz), pos(nnz), kv_indptr{0}, last;
-  const int64_t per = nnz / batch, old = 100;
-  for (int64_t t = 0; t < nnz; ++t) {
-    bi[t] = static_cast<int32_t>(t / per);
-    pos[t] = static_cast<int32_t>(old + t % per);
-  }
-  for (int64_t b = 0; b < batch; ++b) {
-    kv_indptr.push_back(static_cast<int32_t>(kv_indptr.back() + (old + per + page - 1) / page));
-    last.push_back(static_cast<int32_t>((old + per - 1) % page + 1));
-  }
-  const int64_t pages = kv_indptr.back();
-  std::vector<int32_t> indices(pages);
-  for (int64_t i = 0; i < pages; ++i) indices[i] = static_cast<int32_t>(i);
-  std::shuffle(indices.begin(), indices.end(), std::mt19937(7));
+  const bench::AppendLayout l = bench::MakeAppendLayout(nnz, batch, page);
+  const int64_t pages = l.pages;
   Append a;
   const size_t row_bytes = nnz * heads * dim * 2;
   a.copies = Copies(2 * row_bytes);
@@ -210,11 +199,11 @@ Append MakeAppend(int64_t nnz, int64_t batch, DType cache_dt, int64_t heads = 8,
   a.scale = cb == 1 ? 0.5f : 1.f;
   a.cache = TensorView::Contiguous(bench::DeviceAlloc(pages * 2 * page * heads * dim * cb),
                                    cache_dt, {pages, 2, page, heads, dim});
-  a.bi = I32(UploadI32(bi), nnz);
-  a.pos = I32(UploadI32(pos), nnz);
-  a.ind = I32(UploadI32(indices), pages);
-  a.ptr = I32(UploadI32(kv_indptr), batch + 1);
-  a.last = I32(UploadI32(last), batch);
+  a.bi = I32(UploadI32(l.batch_indices), nnz);
+  a.pos = I32(UploadI32(l.positions), nnz);
+  a.ind = I32(UploadI32(l.kv_indices), pages);
+  a.ptr = I32(UploadI32(l.kv_indptr), batch + 1);
+  a.last = I32(UploadI32(l.last_page_len), batch);
   return a;
 }
 Status RunAppend(Engine& e, const Append& a, const TensorView& k, const TensorView& v) {
