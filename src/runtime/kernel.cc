@@ -130,8 +130,9 @@ Status Kernel::Launch(int entry, const LaunchConfig& cfg, const void* params,
   const bool cluster = cfg.cluster_x * cfg.cluster_y * cfg.cluster_z > 1;
   if (cluster || cfg.programmatic) {
     if (!api->cuLaunchKernelEx)
-      return Status::NoDriver("the driver lacks cuLaunchKernelEx, needed by cluster launch of " +
-                              name_ + "; update the NVIDIA driver");
+      return Status::NoDriver(std::string("the driver lacks cuLaunchKernelEx, needed by ") +
+                              (cluster ? "the cluster launch" : "the programmatic (PDL) launch") +
+                              " of " + name_ + "; update the NVIDIA driver");
     CUlaunchAttribute attrs[2] = {};
     unsigned n = 0;
     if (cluster) {
