@@ -26,7 +26,7 @@ void Bench(Engine& engine, Act act, int64_t rows, int64_t d) {
     bench::DeviceFillRandom16(ins.back(), in_bytes / 2, 1.f);
   }
   const char* names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul"};
-  double us = bench::MedianMicros([&](int i) {
+  const bench::Timings t = bench::TimeCall([&](int i) {
     const int c = i % copies;
     TensorView in = TensorView::Contiguous(ins[c], dt, {rows, 2 * d});
     TensorView out = TensorView::Contiguous(outs[c], dt, {rows, d});
@@ -35,8 +35,9 @@ void Bench(Engine& engine, Act act, int64_t rows, int64_t d) {
                                    : GeluTanhAndMul(engine, in, out);
     if (!s.ok()) throw std::runtime_error(s.ToString());
   });
-  bench::Report(names[static_cast<int>(act)], fmt::format("bf16 {}x(2*{})", rows, d), us,
-                static_cast<double>(in_bytes + out_bytes));
+  const double moved = static_cast<double>(in_bytes + out_bytes);
+  bench::Report(names[static_cast<int>(act)], fmt::format("bf16 {}x(2*{})", rows, d), t.alone,
+                moved, 0, bench::TimingsNote(t, moved));
 }
 
 }  // namespace

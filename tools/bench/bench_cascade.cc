@@ -55,11 +55,10 @@ void Bench(Engine& engine, int64_t seq, int n, int64_t heads, int64_t d) {
                         TensorView::Contiguous(set.s, DType::kF32, {seq, n, heads}), vo, so));
     }
   };
-  const double us = bench::MedianMicros(run);
-  const double b2b = bench::BackToBackMicros(run);
+  const bench::Timings t = bench::TimeCall(run);
   bench::Report(n == 2 ? "merge_state" : "merge_states",
-                fmt::format("bf16 seq {} states {} heads {} d {}", seq, n, heads, d), us,
-                static_cast<double>(moved), 0, bench::BackToBackNote(b2b, moved));
+                fmt::format("bf16 seq {} states {} heads {} d {}", seq, n, heads, d), t.alone,
+                static_cast<double>(moved), 0, bench::TimingsNote(t, moved));
 }
 
 }  // namespace

@@ -78,10 +78,8 @@ Options ParseOptions(int argc, char** argv) {
   return o;
 }
 
-// Median of synced calls and the back-to-back figure (zeros with --once).
-std::pair<double, double> Time(const std::function<void(int)>& run) {
-  return {bench::MedianMicros(run, 30, 5), bench::BackToBackMicros(run, 30)};
-}
+// Synced, queued and back-to-back figures of 30 calls (zeros with --once).
+bench::Timings Time(const std::function<void(int)>& run) { return bench::TimeCall(run, 30, 5); }
 
 }  // namespace
 
@@ -157,12 +155,12 @@ int main(int argc, char** argv) {
                       TensorView::Contiguous(tables[c], DType::kI32, {pages}),
                       TensorView::Contiguous(outs[c], DType::kBF16, {s.b, hq, d})));
     };
-    const auto [us, b2b] = Time(run);
+    const bench::Timings t = Time(run);
     bench::Report("decode",
                   fmt::format("{} B={} L={}", s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len),
-                  us, double(kv_bytes), 0,
+                  t.alone, double(kv_bytes), 0,
                   fmt::format("stages {}", ops::DecodeStages(d, DTypeBytes(s.kv))) +
-                      bench::BackToBackNote(b2b, double(kv_bytes)));
+                      bench::TimingsNote(t, double(kv_bytes)));
   }
   // Single-request decode (contiguous KV, split over the SMs).
   for (int len : {1024, 4096, 16384, 32768}) {
@@ -183,9 +181,9 @@ int main(int argc, char** argv) {
                          TensorView::Contiguous(out, DType::kBF16, {hq, d}), {}, KVLayout::kNHD, {},
                          sws, wsb));
     };
-    const auto [us, b2b] = Time(run);
-    bench::Report("single_decode", fmt::format("bf16 L={}", len), us, double(kv_elems) * 4, 0,
-                  bench::BackToBackNote(b2b, double(kv_elems) * 4));
+    const bench::Timings t = Time(run);
+    bench::Report("single_decode", fmt::format("bf16 L={}", len), t.alone, double(kv_elems) * 4, 0,
+                  bench::TimingsNote(t, double(kv_elems) * 4));
   }
   return 0;
 }

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <stdexcept>
@@ -147,10 +148,22 @@ int main(int argc, char** argv) {
     for (const Form& f : forms) {
       const double host = HostMicros(f.launch, d);
       const double synced = bench::MedianMicros([&](int) { f.launch(); }, 400, 20);
+      const double queued = bench::QueuedMicros([&](int) { f.launch(); }, 400, 20);
       const double b2b = bench::BackToBackMicros([&](int) { f.launch(); }, 2000);
       bench::Report("launch", fmt::format("{} (pass {})", f.name, pass + 1), synced, 0, 0,
-                    fmt::format(" | host enqueue {:.2f} us | back-to-back {:.2f} us", host, b2b));
+                    fmt::format(" | host enqueue {:.2f} us | queued {:.2f} us | back-to-back "
+                                "{:.2f} us",
+                                host, queued, b2b));
     }
   }
+  // The queued figure must not depend on how long the spin in front of the call lasts, once it
+  // outlasts the host's enqueue: the same call behind spins of 10 us to 1 ms.
+  for (int spin_us : {10, 30, 100, 1000}) {
+    setenv("FLASHJIT_BENCH_SPIN_US", std::to_string(spin_us).c_str(), 1);
+    const double queued = bench::QueuedMicros([&](int) { plain(0); }, 400, 20);
+    bench::Report("launch", fmt::format("queued behind a {} us spin, cuLaunchKernel", spin_us),
+                  queued, 0, 0, "");
+  }
+  unsetenv("FLASHJIT_BENCH_SPIN_US");
   return 0;
 }

@@ -2,10 +2,11 @@
 // weights once. Inputs rotate over enough copies to exceed the 60 MB L2.
 //   flashjit_bench_norm [--dry-run] [--sweep]   (--sweep also times alternative variants)
 //
-// Two timings per case: `us` = one call between two events (what a server sees for an
-// isolated op, including the ~4.5 µs host enqueue of the launch when the GPU is idle), and,
-// for the large shapes, `b2b` = 20 calls back to back between two events, per call (the
-// kernel's own duration plus the gap between consecutive kernels).
+// Three timings per case: `us` = one call between two events (what a server sees for an
+// isolated op, including the ~4.5 µs host enqueue of the launch when the GPU is idle), `queued`
+// = one call between two events with the host enqueue hidden behind a spin kernel
+// (bench::QueuedMicros), and, for the large shapes, `b2b` = 20 calls back to back between two
+// events, per call (the kernel's own duration plus the gap between consecutive kernels).
 #include <flashjit/norm.h>
 #include <fmt/format.h>
 
@@ -80,6 +81,7 @@ void Bench(Engine& engine, K kind, int64_t rows, int64_t heads, int64_t dim,
     Check(ops::RunNorm(engine, a, nullptr, force));
   };
   const double us = bench::MedianMicros(run);
+  const double queued = bench::QueuedMicros(run);
   constexpr int kBatch = 20;
   const double us_b2b = b2b ? bench::MedianMicros(
                                   [&](int i) {
@@ -96,6 +98,7 @@ void Bench(Engine& engine, K kind, int64_t rows, int64_t heads, int64_t dim,
       force ? *force
             : ops::ChooseNorm(kind, kDt, wdt, dim, 8, /*gemma=*/false, rows * (heads ? heads : 1));
   std::string note = fmt::format("{} {}", force ? "sweep" : "default", Describe(chosen));
+  if (queued > 0) note += bench::QueuedNote(queued, moved);
   if (b2b && us_b2b > 0)
     note += fmt::format("  b2b {:.2f} us {:.3f} TB/s", us_b2b, moved / (us_b2b * 1e-6) / 1e12);
   bench::Report(name, shape, us, moved, 0, note);

@@ -90,8 +90,7 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
                                           layout, scale, scale);
     if (!s.ok()) throw std::runtime_error(s.ToString());
   };
-  const double us = bench::MedianMicros(call);
-  const double b2b = bench::BackToBackMicros(call);
+  const bench::Timings t = bench::TimeCall(call);
   const double moved = 2.0 * row_bytes + 2.0 * nnz * heads * dim * cb + nnz * 8.0;
   std::string note = force ? fmt::format("sweep {} t{} i{}",
                                          force->loop     ? "loop"
@@ -99,11 +98,11 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
                                                          : "item",
                                          force->threads, force->items)
                            : std::string("default");
-  note += bench::BackToBackNote(b2b, moved);
+  note += bench::TimingsNote(t, moved);
   bench::Report("append_paged_kv",
                 fmt::format("{} nnz {} reqs {} h {} d {} page {} {}", DTypeName(cache_dt), nnz,
                             batch, heads, dim, page, nhd ? "NHD" : "HND"),
-                us, moved, 0, note);
+                t.alone, moved, 0, note);
 }
 
 }  // namespace

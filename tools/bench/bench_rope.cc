@@ -102,8 +102,7 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
     }
     if (!s.ok()) throw std::runtime_error(s.ToString());
   };
-  const double us = bench::MedianMicros(call);
-  const double b2b = bench::BackToBackMicros(call);
+  const bench::Timings t = bench::TimeCall(call);
   double moved = 2.0 * (qb + kb) + (form == Form::kIndptr ? 0 : nnz * 4.0);
   if (form == Form::kCache) moved += nnz * dim * 4.0;  // one cos/sin row per token
   std::string note = !force               ? std::string("default")
@@ -113,9 +112,9 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
                          : fmt::format("sweep row w{} i{} slots {}{}{}", force->warps, force->items,
                                        force->slots, force->full_grid ? " full grid" : "",
                                        force->minb > 1 ? fmt::format(" mb{}", force->minb) : "");
-  note += bench::BackToBackNote(b2b, moved);
+  note += bench::TimingsNote(t, moved);
   bench::Report(names[static_cast<int>(form)],
-                fmt::format("bf16 nnz {} h {}/{} d {}", nnz, hq, hk, dim), us, moved, 0, note);
+                fmt::format("bf16 nnz {} h {}/{} d {}", nnz, hq, hk, dim), t.alone, moved, 0, note);
 }
 
 }  // namespace

@@ -342,10 +342,9 @@ int main(int argc, char** argv) {
               fmt::format("{} B={} V={} std{}", op.name, batch, vocab, static_cast<int>(stddev));
           if (!wanted(name)) continue;
           const auto run = [&](int i) { Check(op.run(i)); };
-          const double us = bench::MedianMicros(run, 50, 5);
-          const double b2b = bench::BackToBackMicros(run, 50);
-          bench::Report("sampling", name, us, static_cast<double>(bytes), 0,
-                        bench::BackToBackNote(b2b, static_cast<double>(bytes)));
+          const bench::Timings t = bench::TimeCall(run, 50, 5);
+          bench::Report("sampling", name, t.alone, static_cast<double>(bytes), 0,
+                        bench::TimingsNote(t, static_cast<double>(bytes)));
         }
       }
     }

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -24,6 +25,49 @@ const runtime::DriverApi& Api() {
   if (!d.ok()) throw std::runtime_error(d.status().ToString());
   runtime::PrimaryContext(0);
   return **d;
+}
+
+// A one-thread kernel that spins on the GPU's global timer for `ns` nanoseconds: it keeps the
+// stream busy while the host enqueues the timed call behind it (QueuedMicros). PTX, so that the
+// driver compiles it and the benchmarks need no NVRTC.
+constexpr char kSpinPtx[] = R"(
+.version 7.0
+.target sm_70
+.address_size 64
+.visible .entry flashjit_bench_spin(.param .u64 ns)
+{
+  .reg .pred %p<2>;
+  .reg .b64 %rd<5>;
+  ld.param.u64 %rd1, [ns];
+  mov.u64 %rd2, %globaltimer;
+SPIN:
+  mov.u64 %rd3, %globaltimer;
+  sub.u64 %rd4, %rd3, %rd2;
+  setp.lt.u64 %p1, %rd4, %rd1;
+  @%p1 bra SPIN;
+  ret;
+}
+)";
+
+void Spin(const runtime::DriverApi& d, uint64_t ns) {
+  static CUfunction spin = [&] {
+    CUmodule module;
+    CUfunction f;
+    if (CUresult rc = d.cuModuleLoadData(&module, kSpinPtx); rc != CUDA_SUCCESS)
+      throw std::runtime_error(runtime::CudaStatus(rc, "cuModuleLoadData(spin)").ToString());
+    if (CUresult rc = d.cuModuleGetFunction(&f, module, "flashjit_bench_spin"); rc != CUDA_SUCCESS)
+      throw std::runtime_error(runtime::CudaStatus(rc, "cuModuleGetFunction(spin)").ToString());
+    return f;
+  }();
+  void* args[] = {&ns};
+  if (CUresult rc = d.cuLaunchKernel(spin, 1, 1, 1, 1, 1, 1, 0, nullptr, args, nullptr);
+      rc != CUDA_SUCCESS)
+    throw std::runtime_error(runtime::CudaStatus(rc, "cuLaunchKernel(spin)").ToString());
+}
+
+double Median(std::vector<float>& times) {
+  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
+  return times[times.size() / 2] * 1000.0;
 }
 
 }  // namespace
@@ -79,8 +123,52 @@ double MedianMicros(const std::function<void(int)>& fn, int iters, int warmup) {
   d.cuEventDestroy(stop);
   if (CUresult rc = d.cuCtxSynchronize(); rc != CUDA_SUCCESS)
     throw std::runtime_error(runtime::CudaStatus(rc, "benchmark kernels").ToString());
-  std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
-  return times[times.size() / 2] * 1000.0;
+  return Median(times);
+}
+
+double QueuedMicros(const std::function<void(int)>& fn, int iters, int warmup) {
+  if (g_dry || g_once) return 0;
+  const auto& d = Api();
+  // Warm-up, timing the host's enqueue of each call to size the spin.
+  double host_ns = 0;
+  for (int i = 0; i < std::max(warmup, 1); ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn(i);
+    host_ns = std::max<double>(
+        host_ns,
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count());
+    d.cuCtxSynchronize();
+  }
+  uint64_t spin_ns = static_cast<uint64_t>(std::clamp(4 * host_ns, 30e3, 2e6));
+  if (const char* v = std::getenv("FLASHJIT_BENCH_SPIN_US"))
+    spin_ns = std::strtoull(v, 0, 10) * 1000;
+  CUevent start, stop;
+  d.cuEventCreate(&start, CU_EVENT_DEFAULT);
+  d.cuEventCreate(&stop, CU_EVENT_DEFAULT);
+  std::vector<float> times;
+  for (int i = 0; i < iters; ++i) {
+    Spin(d, spin_ns);
+    d.cuEventRecord(start, nullptr);
+    fn(i);
+    d.cuEventRecord(stop, nullptr);
+    d.cuEventSynchronize(stop);
+    float ms = 0;
+    d.cuEventElapsedTime(&ms, start, stop);
+    times.push_back(ms);
+  }
+  d.cuEventDestroy(start);
+  d.cuEventDestroy(stop);
+  if (CUresult rc = d.cuCtxSynchronize(); rc != CUDA_SUCCESS)
+    throw std::runtime_error(runtime::CudaStatus(rc, "benchmark kernels").ToString());
+  return Median(times);
+}
+
+Timings TimeCall(const std::function<void(int)>& fn, int iters, int warmup) {
+  Timings t;
+  t.alone = MedianMicros(fn, iters, warmup);
+  t.queued = QueuedMicros(fn, iters, warmup);
+  t.b2b = BackToBackMicros(fn, iters);
+  return t;
 }
 
 double BackToBackMicros(const std::function<void(int)>& fn, int iters) {
@@ -103,9 +191,19 @@ double BackToBackMicros(const std::function<void(int)>& fn, int iters) {
   return ms * 1000.0 / iters;
 }
 
-std::string BackToBackNote(double micros, double bytes) {
-  return fmt::format(" | back-to-back {:.2f} us {:.3f} TB/s", micros,
+namespace {
+std::string Note(const char* what, double micros, double bytes) {
+  return fmt::format(" | {} {:.2f} us {:.3f} TB/s", what, micros,
                      micros > 0 ? bytes / (micros * 1e-6) / 1e12 : 0.0);
+}
+}  // namespace
+
+std::string BackToBackNote(double micros, double bytes) {
+  return Note("back-to-back", micros, bytes);
+}
+std::string QueuedNote(double micros, double bytes) { return Note("queued", micros, bytes); }
+std::string TimingsNote(const Timings& t, double bytes) {
+  return QueuedNote(t.queued, bytes) + BackToBackNote(t.b2b, bytes);
 }
 
 void ReportDeviceCopy(const void* src, void* dst, size_t bytes, const std::string& what) {
@@ -126,10 +224,9 @@ void ReportDeviceCopy(const void* src, void* dst, size_t bytes, const std::strin
         rc != CUDA_SUCCESS)
       throw std::runtime_error(runtime::CudaStatus(rc, "cuMemcpyDtoDAsync").ToString());
   };
-  const double us = MedianMicros(call);
-  const double b2b = BackToBackMicros(call);
-  Report("device_copy", what, us, 2.0 * bytes, 0,
-         "cuMemcpyDtoDAsync" + BackToBackNote(b2b, 2.0 * bytes));
+  const Timings t = TimeCall(call);
+  Report("device_copy", what, t.alone, 2.0 * bytes, 0,
+         "cuMemcpyDtoDAsync" + TimingsNote(t, 2.0 * bytes));
 }
 
 void Report(const std::string& bench, const std::string& shape, double micros, double bytes,

@@ -32,8 +32,30 @@ double MedianMicros(const std::function<void(int)>& fn, int iters = 50, int warm
 // Returns 0 in dry run and with --once (no call).
 double BackToBackMicros(const std::function<void(int)>& fn, int iters = 50);
 
+// Median time in microseconds of `fn(i)` timed alone with the host enqueue hidden: before each
+// call a one-thread spin kernel keeps the GPU busy while the host records the start event,
+// enqueues the call and records the stop event, so the start event fires when the spin ends and
+// the figure is the call's time on the GPU (its launch on the GPU included, the host's enqueue
+// not). This is how a call inside a busy stream or a CUDA graph sees it, and how FlashInfer's
+// bench_gpu_time times one (CUPTI kernel time, or events after an L2 flush that the host
+// enqueues ahead of the call). The spin lasts at least 30 µs and 4x the longest host enqueue
+// seen in the warm-up (FLASHJIT_BENCH_SPIN_US overrides it). Returns 0 in dry run and with
+// --once (no call: MedianMicros makes the one call those modes need).
+double QueuedMicros(const std::function<void(int)>& fn, int iters = 50, int warmup = 5);
+
+// The three figures of one call: alone (MedianMicros: host enqueue included, "synced"), queued
+// (QueuedMicros) and back to back (BackToBackMicros), each over `iters` calls.
+struct Timings {
+  double alone = 0, queued = 0, b2b = 0;
+};
+Timings TimeCall(const std::function<void(int)>& fn, int iters = 50, int warmup = 5);
+
 // " | back-to-back X us Y TB/s": the note benchmarks append beside a MedianMicros figure.
 std::string BackToBackNote(double micros, double bytes);
+// " | queued X us Y TB/s".
+std::string QueuedNote(double micros, double bytes);
+// QueuedNote then BackToBackNote of `t`: the note beside a row whose figure is t.alone.
+std::string TimingsNote(const Timings& t, double bytes);
 
 // One line of the result table, also appended to $OUT/<bench>.tsv when OUT is set.
 void Report(const std::string& bench, const std::string& shape, double micros, double bytes,

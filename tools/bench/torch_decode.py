@@ -6,20 +6,26 @@ GQA is expressed without copying K/V: the group of 4 query heads that share a kv
 the query length, q [B, 8, 4, 128] against k, v [B, 8, L, 128] (no mask: a decode query sees
 every key), so exactly K + V are read. The enable_gqa form is timed too where it runs.
 Median of event-timed runs (a sync after each call, so the host enqueue is counted, as in
-bench_decode's first figure), rotating over input copies when a shape's KV is small; and the
-GPU time per call of calls enqueued back to back (bench_decode's back-to-back figure)."""
+bench_decode's first figure), rotating over input copies when a shape's KV is small; the median of
+calls timed alone with the host enqueue hidden behind a spin (bench_decode's queued figure); and
+the GPU time per call of calls enqueued back to back (bench_decode's back-to-back figure)."""
 import sys
 
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch_timing import b2b_us as _b2b_us
 from torch_timing import median_us as _median_us
+from torch_timing import queued_us as _queued_us
 
 HQ, HKV, D = 32, 8, 128
 
 
 def median_us(fn, copies):
     return _median_us(fn, copies, iters=30, warmup=5)
+
+
+def queued_us(fn, copies):
+    return _queued_us(fn, copies, iters=30, warmup=5)
 
 
 def b2b_us(fn, copies):
@@ -30,7 +36,8 @@ def main():
     dev = torch.device("cuda")
     print(f"torch {torch.__version__} cudnn {torch.backends.cudnn.version()} "
           f"{torch.cuda.get_device_name()}")
-    print(f"{'backend':<24} {'shape':<14} {'us':>9} {'TB/s':>7} {'b2b us':>9} {'TB/s':>7}")
+    print(f"{'backend':<24} {'shape':<14} {'us':>9} {'TB/s':>7} {'b2b us':>9} {'TB/s':>7} "
+          f"{'queued us':>9} {'TB/s':>7}")
     for b in (1, 16, 64, 256):
         for length in (1024, 4096, 16384, 32768):
             kv_bytes = b * length * HKV * D * 2 * 2
@@ -52,9 +59,10 @@ def main():
                                     q1[c], ks[c], vs[c], enable_gqa=True)
                             us = median_us(fn, copies)
                             bb = b2b_us(fn, copies)
+                            qu = queued_us(fn, copies)
                         print(f"{name + ':' + form:<24} B={b} L={length:<6} {us:9.2f} "
-                              f"{kv_bytes / us / 1e6:7.3f} {bb:9.2f} {kv_bytes / bb / 1e6:7.3f}",
-                              flush=True)
+                              f"{kv_bytes / us / 1e6:7.3f} {bb:9.2f} {kv_bytes / bb / 1e6:7.3f} "
+                              f"{qu:9.2f} {kv_bytes / qu / 1e6:7.3f}", flush=True)
                     except Exception as ex:  # noqa: BLE001 - report and go on
                         print(f"{name + ':' + form:<24} B={b} L={length:<6} unavailable: "
                               f"{str(ex).splitlines()[0][:80]}", flush=True)

@@ -6,12 +6,17 @@ FlashInfer's kernels when `flashinfer` is importable.
 """
 import torch
 from torch_timing import median_us as _median_us
+from torch_timing import queued_us as _queued_us
 
 ITERS, WARMUP = 50, 5
 
 
 def median_us(fn, inputs):
     return _median_us(lambda i: fn(inputs[i]), len(inputs), iters=ITERS, warmup=WARMUP)
+
+
+def queued_us(fn, inputs):
+    return _queued_us(lambda i: fn(inputs[i]), len(inputs), iters=ITERS, warmup=WARMUP)
 
 
 def top_p(probs, p=0.9):
@@ -58,7 +63,7 @@ def main():
         })
     except Exception as e:  # not installed on the device machine
         print(f"flashinfer not available: {type(e).__name__}")
-    print(f"{'op':<24} {'shape':<28} {'us':>9}")
+    print(f"{'op':<24} {'shape':<28} {'us':>9} {'queued us':>9}")
     for vocab in (128256, 32000):
         for batch in (1, 64, 256):
             for std in (1.0, 5.0):
@@ -69,8 +74,9 @@ def main():
                           for _ in range(copies)]
                 for name, fn in ops.items():
                     us = median_us(fn, inputs)
-                    print(f"torch_{name:<18} B={batch} V={vocab} std{int(std):<10} {us:9.2f}",
-                          flush=True)
+                    qu = queued_us(fn, inputs)
+                    print(f"torch_{name:<18} B={batch} V={vocab} std{int(std):<10} {us:9.2f} "
+                          f"{qu:9.2f}", flush=True)
 
 
 if __name__ == "__main__":

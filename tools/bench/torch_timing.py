@@ -1,6 +1,9 @@
 """CUDA-event timing shared by the PyTorch baseline scripts (torch_*.py). `fn(i)` runs call i;
 callers rotate over their input copies with i % copies, so that repeated calls do not hit the L2.
-Both return microseconds."""
+All return microseconds."""
+import os
+import time
+
 import torch
 
 
@@ -35,3 +38,33 @@ def b2b_us(fn, copies, iters, warmup):
     stop.record()
     stop.synchronize()
     return start.elapsed_time(stop) * 1000.0 / iters
+
+
+def queued_us(fn, copies, iters, warmup):
+    """Median of `iters` calls, each timed alone between two events while the GPU is still busy
+    with a spin (torch.cuda._sleep) enqueued before the start event: the host enqueue is hidden,
+    as in flashjit's "queued" figures (tools/bench/bench_util.h, QueuedMicros). The spin lasts at
+    least 30 us and 4x the longest host enqueue seen in the warm-up (FLASHJIT_BENCH_SPIN_US
+    overrides it); its cycles assume a clock of at most 2 GHz, so it is never shorter."""
+    host = 0.0
+    for i in range(max(warmup, 1)):
+        t0 = time.perf_counter()
+        fn(i % copies)
+        host = max(host, time.perf_counter() - t0)
+        torch.cuda.synchronize()
+    spin_s = min(max(4 * host, 30e-6), 2e-3)
+    if os.environ.get("FLASHJIT_BENCH_SPIN_US"):
+        spin_s = float(os.environ["FLASHJIT_BENCH_SPIN_US"]) * 1e-6
+    cycles = int(spin_s * 2e9)
+    start = torch.cuda.Event(enable_timing=True)
+    stop = torch.cuda.Event(enable_timing=True)
+    times = []
+    for i in range(iters):
+        torch.cuda._sleep(cycles)
+        start.record()
+        fn(i % copies)
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop) * 1000.0)
+    times.sort()
+    return times[len(times) // 2]
