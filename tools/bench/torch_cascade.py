@@ -7,7 +7,7 @@ Bytes that must move are counted as the flashjit benchmark counts them. Prints o
 """
 
 import torch
-from torch_timing import b2b_us, median_us
+from torch_timing import b2b_us, median_us, queued_us
 
 DEV = "cuda"
 
@@ -34,9 +34,11 @@ def bench(seq, n, heads, d):
     fn = lambda i: merge(vs[i], ss[i])
     us = median_us(fn, c, 50, 5)
     b2b = b2b_us(fn, c, 30, 3)
+    qu = queued_us(fn, c, 50, 5)
     name = "merge_state" if n == 2 else "merge_states"
     shape = f"bf16 seq {seq} states {n} heads {heads} d {d}"
     print(f"torch {name:<14} {shape:<40} {us:9.2f} us {moved / (us * 1e-6) / 1e12:6.3f} TB/s"
+          f" | queued {qu:9.2f} us {moved / (qu * 1e-6) / 1e12:6.3f} TB/s"
           f" | back-to-back {b2b:9.2f} us {moved / (b2b * 1e-6) / 1e12:6.3f} TB/s", flush=True)
 
 

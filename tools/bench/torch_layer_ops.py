@@ -3,13 +3,16 @@
 
 Bytes that must move are counted the same way as tools/bench/bench_{norm,rope,activation,page}.cc;
 median of CUDA-event-timed runs, inputs rotating over enough copies to exceed the 60 MB L2.
-Prints one line per case: name, shape, microseconds, TB/s.
+Prints one line per case: name, shape, microseconds, TB/s (synced: each call alone, the host
+enqueue included), and for the main rows the same call queued (host enqueue hidden behind a spin,
+as flashjit's "queued" figures).
 """
 
 import torch
 import torch.nn.functional as F
 from torch_timing import b2b_us as _b2b_us
 from torch_timing import median_us as _median_us
+from torch_timing import queued_us as _queued_us
 
 DEV = "cuda"
 BF16 = torch.bfloat16
@@ -27,9 +30,18 @@ def b2b_us(fn, n):
     return _b2b_us(fn, n, iters=30, warmup=3)
 
 
+def timed(fn, n):
+    """(synced, queued) microseconds of fn over n rotating inputs."""
+    return _median_us(fn, n, 50, 5), _queued_us(fn, n, 50, 5)
+
+
 def report(name, shape, us, moved):
-    print(f"torch {name:<24} {shape:<36} {us:9.2f} us {moved / (us * 1e-6) / 1e12:6.3f} TB/s",
-          flush=True)
+    """`us`: a synced figure, or a (synced, queued) pair from timed()."""
+    us, queued = us if isinstance(us, tuple) else (us, None)
+    note = "" if queued is None else \
+        f" | queued {queued:.2f} us {moved / (queued * 1e-6) / 1e12:.3f} TB/s"
+    print(f"torch {name:<24} {shape:<36} {us:9.2f} us {moved / (us * 1e-6) / 1e12:6.3f} TB/s"
+          + note, flush=True)
 
 
 def rand(*shape):
@@ -39,8 +51,7 @@ def rand(*shape):
 def bench_copy():
     n = 1 << 30
     a, b = torch.empty(n, device=DEV, dtype=torch.uint8), torch.empty(n, device=DEV, dtype=torch.uint8)
-    us = median_us(lambda i: b.copy_(a), 1)
-    report("device_copy", "1 GiB", us, 2 * n)
+    report("device_copy", "1 GiB", timed(lambda i: b.copy_(a), 1), 2 * n)
 
 
 def bench_norm():
@@ -50,13 +61,13 @@ def bench_norm():
         c = copies_for(nb)
         xs = [rand(rows, hidden) for _ in range(c)]
         w = rand(hidden)
-        us = median_us(lambda i: F.rms_norm(xs[i], (hidden,), w, 1e-6), c)
+        us = timed(lambda i: F.rms_norm(xs[i], (hidden,), w, 1e-6), c)
         report("rms_norm", f"bf16 {rows}x{hidden}", us, 2 * nb + hidden * 2)
     # The ceiling for rmsnorm 8192x8192's bytes, timed the same way: one device copy of the same
     # tensor per call, and 20 back to back per event pair (per call), beside rms_norm's.
     x, y, w = rand(8192, 8192), torch.empty(8192, 8192, device=DEV, dtype=BF16), rand(8192)
     nb = x.numel() * 2
-    report("copy (rmsnorm's bytes)", "bf16 8192x8192", median_us(lambda i: y.copy_(x), 1), 2 * nb)
+    report("copy (rmsnorm's bytes)", "bf16 8192x8192", timed(lambda i: y.copy_(x), 1), 2 * nb)
     b2b = median_us(lambda i: [y.copy_(x) for _ in range(20)], 1, iters=11, warmup=2) / 20
     report("copy b2b (per call)", "bf16 8192x8192", b2b, 2 * nb)
     b2b = median_us(lambda i: [F.rms_norm(x, (8192,), w, 1e-6) for _ in range(20)], 1, iters=11,
@@ -73,7 +84,7 @@ def bench_norm():
             rs[i].add_(xs[i])
             xs[i].copy_(F.rms_norm(rs[i], (hidden,), w, 1e-6))
 
-        us = median_us(fused, c)
+        us = timed(fused, c)
         report("add+rms_norm (unfused)", f"bf16 {rows}x{hidden}", us, 4 * nb + hidden * 2)
     for rows, hidden in [(64, 8192), (8192, 8192)]:
         nb = rows * hidden * 2
@@ -81,14 +92,14 @@ def bench_norm():
         xs = [rand(rows, hidden) for _ in range(c)]
         g = torch.randn(hidden, device=DEV)
         b = torch.randn(hidden, device=DEV)
-        us = median_us(lambda i: F.layer_norm(xs[i].float(), (hidden,), g, b, 1e-6).to(BF16), c)
+        us = timed(lambda i: F.layer_norm(xs[i].float(), (hidden,), g, b, 1e-6).to(BF16), c)
         report("layer_norm", f"bf16 {rows}x{hidden}", us, 2 * nb + hidden * 8)
     for rows in [64, 16384]:
         nb = rows * 32 * 128 * 2
         c = copies_for(nb)
         xs = [rand(rows, 32, 128) for _ in range(c)]
         w = rand(128)
-        us = median_us(lambda i: F.rms_norm(xs[i], (128,), w, 1e-6), c)
+        us = timed(lambda i: F.rms_norm(xs[i], (128,), w, 1e-6), c)
         report("rms_norm qk", f"bf16 {rows}x32x128", us, 2 * nb + 256)
 
 
@@ -113,7 +124,7 @@ def bench_rope():
             cos, sin = ang.cos()[:, None, :].to(BF16), ang.sin()[:, None, :].to(BF16)
             return rope_neox(qs[i], cos, sin), rope_neox(ks[i], cos, sin)
 
-        us = median_us(run, c)
+        us = timed(run, c)
         report("rope (unfused, eager)", f"bf16 nnz {nnz} h {hq}/{hk} d {d}", us, 2 * nb + nnz * 4)
         if nnz >= 8192:
             report("rope (unfused) b2b", f"bf16 nnz {nnz} h {hq}/{hk} d {d}", b2b_us(run, c),
@@ -126,11 +137,11 @@ def bench_activation():
         nb = rows * 2 * d * 2
         c = copies_for(nb)
         xs = [rand(rows, 2 * d) for _ in range(c)]
-        us = median_us(lambda i: F.silu(xs[i][:, :d]) * xs[i][:, d:], c)
+        us = timed(lambda i: F.silu(xs[i][:, :d]) * xs[i][:, d:], c)
         report("silu(x[:, :d]) * x[:, d:]", f"bf16 {rows}x(2*{d})", us, nb * 1.5)
     rows = 16384
     xs = [rand(rows, 2 * d)]
-    us = median_us(lambda i: F.gelu(xs[i][:, :d], approximate="tanh") * xs[i][:, d:], 1)
+    us = timed(lambda i: F.gelu(xs[i][:, :d], approximate="tanh") * xs[i][:, d:], 1)
     report("gelu_tanh(x[:, :d]) * x[:, d:]", f"bf16 {rows}x(2*{d})", us, rows * 2 * d * 3)
 
 
@@ -155,7 +166,7 @@ def bench_page():
             cache[page_idx, 0, slot] = ks[i]
             cache[page_idx, 1, slot] = vs[i]
 
-        us = median_us(run, c)
+        us = timed(run, c)
         report("index_put append", f"bf16 nnz {nnz} reqs {batch} NHD", us, 4 * nb + nnz * 8)
         if nnz >= 8192:
             report("index_put append b2b", f"bf16 nnz {nnz} reqs {batch} NHD", b2b_us(run, c),
@@ -165,7 +176,7 @@ def bench_page():
             src = rand(2 * nnz, heads, d)
             dst = torch.empty_like(src)
             report("copy (append's bytes)", f"bf16 2x{nnz}x{heads}x{d}",
-                   median_us(lambda i: dst.copy_(src), 1), 4 * nb)
+                   timed(lambda i: dst.copy_(src), 1), 4 * nb)
             report("copy (append's bytes) b2b", f"bf16 2x{nnz}x{heads}x{d}",
                    b2b_us(lambda i: dst.copy_(src), 1), 4 * nb)
 
