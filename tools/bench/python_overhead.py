@@ -17,7 +17,11 @@ C functions and usually a little cheaper than the stand-ins'.
 The package's C call path (_flashjit_fast.abi3.so) is used when found; FLASHJIT_PYTHON_FAST=0
 times the Python/ctypes path instead (the path used is printed and in the JSON's "call_path").
 
-Usage: python3 tools/bench/python_overhead.py [--dry-run] [--iters N] [--c-bench PATH]
+The host is noisy from run to run (a single run read 1.1-2.7x for the same op on one machine):
+--repeat N (default 5) alternates N Python runs and N C runs and reports, per op, the median of
+the N per-run medians of each side, their ratio, and the range of the N per-run ratios.
+
+Usage: python3 tools/bench/python_overhead.py [--dry-run] [--iters N] [--repeat N] [--c-bench PATH]
 """
 
 import argparse
@@ -71,6 +75,8 @@ def timed(fn, iters, sync):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--iters", type=int, default=2000)
+    ap.add_argument("--repeat", type=int, default=5,
+                    help="alternating Python and C runs; per op the median of the runs' medians")
     ap.add_argument("--dry-run", action="store_true",
                     help="CPU machine: dry-run engine, torch.Tensor stand-ins, C side --dry-run")
     ap.add_argument("--c-bench", default=os.environ.get(
@@ -161,15 +167,15 @@ def main():
     info["call_path"] = flashjit._call.fast_path or "python (ctypes)"
     print(f"call path: {info['call_path']}", file=sys.stderr)
     timer = timed_cpu if args.dry_run else timed
-    py = {name: timer(fn, args.iters, sync) for name, fn in ops.items()}
     fast = flashjit._call.fast
     if fast is not None and hasattr(fast, "exchange_api_state"):
         # How the extension read the tensors: "on" = the DLPack C exchange API of the tensor
         # type (checked against the accessors), "off" = the accessors.
         info["tensor_read"] = fast.exchange_api_state()
         print(f"tensor read: {info['tensor_read']}", file=sys.stderr)
-    c = {}
-    if os.path.exists(args.c_bench):
+
+    def c_run():
+        c = {}
         cmd = [args.c_bench, "--iters", str(args.iters)] + (["--dry-run"] if args.dry_run else [])
         r = subprocess.run(cmd, capture_output=True, text=True, env=dict(os.environ))
         for line in r.stdout.splitlines():
@@ -178,16 +184,37 @@ def main():
                 c[row["op"]] = row["median_us"]
         if r.returncode:
             print(r.stderr, file=sys.stderr)
-    else:
+        return c
+
+    have_c = os.path.exists(args.c_bench)
+    if not have_c:
         print(f"(no C benchmark at {args.c_bench})", file=sys.stderr)
-    print(f"{'op':<42} {'python us':>10} {'C us':>8} {'ratio':>6} {'py - C':>7}")
+    py_runs, c_runs = [], []
+    for _ in range(max(1, args.repeat)):
+        py_runs.append({name: timer(fn, args.iters, sync) for name, fn in ops.items()})
+        if have_c:
+            c_runs.append(c_run())
+    py = {name: statistics.median(r[name] for r in py_runs) for name in ops}
+    c = {name: statistics.median(r[name] for r in c_runs)
+         for name in (set.intersection(*(set(r) for r in c_runs)) if c_runs else set())}
+
+    def ratio_range(name):
+        base = name.replace(" (alloc)", "")
+        rs = [p[name] / q[base] for p, q in zip(py_runs, c_runs) if q.get(base)]
+        return (min(rs), max(rs)) if rs else (float("nan"), float("nan"))
+
+    info["repeat"] = len(py_runs)
+    print(f"medians of {len(py_runs)} alternating runs per side")
+    print(f"{'op':<42} {'python us':>10} {'C us':>8} {'ratio':>6} {'py - C':>7} {'run ratios':>12}")
     rows = []
     for name, t in py.items():
         base = c.get(name.replace(" (alloc)", ""))
         ratio = t / base if base else float("nan")
-        rows.append({"op": name, "python_us": t, "c_us": base, "ratio": ratio})
+        lo, hi = ratio_range(name)
+        rows.append({"op": name, "python_us": t, "c_us": base, "ratio": ratio,
+                     "run_ratio_min": lo, "run_ratio_max": hi})
         print(f"{name:<42} {t:>10.2f} {base if base else float('nan'):>8.2f} {ratio:>6.2f} "
-              f"{t - base if base else float('nan'):>7.2f}")
+              f"{t - base if base else float('nan'):>7.2f} {lo:>5.2f}-{hi:<5.2f}")
     for name in sorted(set(c) - set(py)):
         print(f"{name:<42} {'':>10} {c[name]:>8.2f}   (C only)")
     print(json.dumps({"rows": rows, "c_only": {k: v for k, v in c.items() if k not in py},
