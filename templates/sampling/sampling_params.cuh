@@ -17,6 +17,12 @@ constexpr int kFormLaneColumns = 16;  // with kFormBits: pass 2's candidates in 
 // blocks' candidates where they lie (distributed shared memory) for digits 2-3 and the draw,
 // with no further cluster barrier until the last one before the blocks exit.
 constexpr int kFormClusterExchange = 32;
+// With kFormClusterExchange, the fast digit scans in integers (warp_scan) and the form compiled
+// in (variant field form; every-form kernels leave it out): digit 3's histogram from each
+// block's own candidates, pushed into every block's spare count words (red.shared::cluster) and
+// one cluster barrier, instead of every block reading every block's candidates again through
+// distributed shared memory (top_p_candidates.cuh).
+constexpr int kFormDigit3Push = 64;
 
 // Phase stamps (benchmarks only; the variant field `stamps`): slots per block, thread 0's
 // clock64() at a phase boundary (kStamp* below; 0 where the phase did not run), and

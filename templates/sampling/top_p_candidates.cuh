@@ -51,6 +51,49 @@
 
 namespace flashjit::sampling {
 
+// kFormDigit3Push, digit 3's histogram (TopPSelect): every key of digit 3's bin b is base | b
+// (all its other bits are the prefix's), so the bin's count alone gives its mass. Each warp
+// walks its own region (`keys_w`, this block's shared memory; entries lane, lane + 32, ... <
+// cand_end), equal keys of a warp's round counted once (match), and every count is added into
+// every block's spare words h.count[kDigit3PushWords + b] (zeroed before the exchange's cluster
+// barrier; nothing else uses them after it). One cluster barrier, then each block expands the
+// counts into the histogram the scan reads: the same integers as the per-candidate adds (c x
+// the same halves).
+template <class V>
+FLASHJIT_DEVICE void Digit3PushFill(RadixHistogram& h, const uint32_t* keys_w, int cand_end,
+                                    uint32_t prefix, uint32_t base) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if constexpr (Digit3PushForm<V>()) {
+    constexpr int kCluster = V::kCluster, kThreads = V::kThreads;
+    const int lane = threadIdx.x % 32;
+    const int top = __reduce_max_sync(0xffffffffu, cand_end);
+    for (int i0 = 0; i0 < top; i0 += 32) {
+      const int i = i0 + lane;
+      const uint32_t key = i < cand_end ? keys_w[i] : 0u;
+      const bool m = i < cand_end && (key >> 10) == prefix;
+      if (__any_sync(0xffffffffu, m)) {
+        const unsigned peers = __match_any_sync(0xffffffffu, m ? key & 0x3FFu : 0xFFFFFFFFu);
+        if (m && lane == __ffs(peers) - 1) {
+          const uint32_t* at = &h.count[kDigit3PushWords + (key & 0x3FFu)];
+#pragma unroll
+          for (int r = 0; r < kCluster; ++r)
+            RedSharedClusterAdd(MapaSharedCluster(at, static_cast<uint32_t>(r)),
+                                static_cast<uint32_t>(__popc(peers)));
+        }
+      }
+    }
+    ClusterSync();  // every block's counts have landed in every block
+    for (int b = threadIdx.x; b < 1024; b += kThreads) {
+      const uint32_t c = h.count[kDigit3PushWords + b];
+      const uint32_t sig = SignificandOfKey(base | static_cast<uint32_t>(b));
+      h.count[b] = c;
+      h.sig_hi[b] = c * (sig >> 12);
+      h.sig_lo[b] = c * (sig & 0xFFFu);
+    }
+  }
+#endif
+}
+
 template <class V, class Src>
 FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, RadixHistogram& h,
                                          BlockScratch& s, ClusterSlots& cs, CandidateState& cst,
@@ -71,14 +114,18 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
   // mass so far, with the current bin whole.
   form = CandidateForm<V>(form);  // V::kForm: constants, the other forms' code compiled out
   const bool exchange = ClusterExchangeForm<V>(form);
-  bool bad = false, bad_known = false;  // bad_known: res.bad reduced with pass 2's flags
-  uint32_t bad_bits = 0;                // kFormBits: the invalid weights' bit patterns
+  constexpr bool kPush = Digit3PushForm<V>();  // kFormDigit3Push: digit 3's counts pushed
+  bool bad = false, bad_known = false;         // bad_known: res.bad reduced with pass 2's flags
+  uint32_t bad_bits = 0;                       // kFormBits: the invalid weights' bit patterns
   for (int d = 0; d < 3; ++d) {
     const int shift = shifts[d], bins = 1 << widths[d];
     const int hi_shift = shift + widths[d];
     const uint32_t base = d == 0 ? 0u : prefix << hi_shift;
     __syncthreads();  // the previous digit may still read the histogram
-    for (int b = threadIdx.x; b < bins; b += kThreads) h.count[b] = h.sig_hi[b] = h.sig_lo[b] = 0;
+    // kFormDigit3Push at digit 3: the pushed counts overwrite every bin after the cluster barrier.
+    const bool pushed = kPush && d == 2 && exchange && out.ok;
+    if (!pushed)
+      for (int b = threadIdx.x; b < bins; b += kThreads) h.count[b] = h.sig_hi[b] = h.sig_lo[b] = 0;
     const bool windowed = d == 0 && (form & kFormBits) && (form & kFormLaneWindow);
     if (windowed) {
       for (int i = threadIdx.x; i < kLaneWindowBins * 32 / 4; i += kThreads) {
@@ -86,7 +133,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
         reinterpret_cast<uint4*>(win.lo)[i] = make_uint4(0u, 0u, 0u, 0u);
       }
     }
-    __syncthreads();
+    if (!pushed) __syncthreads();
     // The first digit needs no counts (two shared atomics per element instead of three): empty
     // bins are those without mass, and the boundary bin's size comes from pass 2.
     auto add = [&](uint32_t key) {
@@ -149,6 +196,8 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
 #pragma unroll
         for (int j = 0; j < kVec; ++j) add(CandidateKey(w[j]));
       });
+    } else if (pushed) {
+      Digit3PushFill<V>(h, cr.key + warp * cr.per_warp, out.cand_end, prefix, base);
     } else if (exchange && out.ok) {
       // Every block's candidates, where they lie: the same histogram in every block.
       int end[kCluster];
@@ -422,6 +471,11 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
               (((packed >> 32) & 0xFFFF) != 0 ? 1u : 0u) | ((packed >> 48) != 0 ? 2u : 0u);
         }
         xs.ends[threadIdx.x] = static_cast<uint32_t>(out.cand_end);
+        // kFormDigit3Push: digit 3's count words zeroed before any block can push into them
+        // (after this barrier); digit 0's scan has read its spare words among them (the block
+        // reductions above are barriers).
+        if constexpr (kPush)
+          for (int b = threadIdx.x; b < 1024; b += kThreads) h.count[kDigit3PushWords + b] = 0;
         ClusterSync();  // every block's header, bounds and candidates are complete
         uint32_t c = 0, f = 0;
         if (lane < kCluster) {

@@ -32,6 +32,16 @@ FLASHJIT_DEVICE void RedSharedAdd(uint32_t addr, uint32_t v) {
   asm volatile("red.shared.add.u32 [%0], %1;" : : "r"(addr), "r"(v) : "memory");
 }
 
+// red.shared::cluster.add.u32 at a cluster shared-memory address (MapaSharedCluster): fire and
+// forget; the next cluster barrier's release / acquire makes the sums visible.
+FLASHJIT_DEVICE void RedSharedClusterAdd(uint32_t addr, uint32_t v) {
+#if FLASHJIT_CLUSTER_PTX
+  asm volatile("red.shared::cluster.add.u32 [%0], %1;" : : "r"(addr), "r"(v) : "memory");
+#else
+  __trap();
+#endif
+}
+
 // The high half of a weight's significand for a first-digit bin's exact mass, from t = key
 // bits >> 12: (t & 0x7FF) | 0x800 for a normal weight, t itself for a subnormal one (t < 0x800).
 FLASHJIT_DEVICE uint32_t SignificandHigh(uint32_t t) {
@@ -121,6 +131,22 @@ FLASHJIT_DEVICE bool ClusterExchangeForm(int form) {
   return V::kCluster > 1 && (form & kFormBits) && (form & kFormClusterLean) &&
          (form & kFormClusterExchange);
 }
+
+// kFormDigit3Push: the variant pushes digit 3's counts (compiled-in forms with the exchange and
+// the integer digit scans only; the spare words are those the other scans leave alone).
+template <class V>
+FLASHJIT_DEVICE constexpr bool Digit3PushForm() {
+  return V::kForm >= 0 && (V::kForm & kFormDigit3Push) != 0 && V::kCluster > 1 &&
+         (V::kForm & kFormBits) != 0 && (V::kForm & kFormClusterLean) != 0 &&
+         (V::kForm & kFormClusterExchange) != 0 && V::kFastScan && V::kExactPrefix &&
+         V::kWarpScan && V::kThreads >= 64 && V::kThreads <= 512;
+}
+
+// kFormDigit3Push: digit 3's pushed counts live in h.count[kDigit3PushWords + b] (b < 1024): the
+// second half of the count words, which digit 0 does not count into (its scan's spare words,
+// the last 64, are read before pass 2 ends) and digits 2-3 (1024 bins) do not reach.
+constexpr int kDigit3PushWords = kRadixBins / 2;
+static_assert(kRadixBins >= 2048, "kFormDigit3Push: digit 3's 1024 bins above the first 1024");
 
 // kFormClusterExchange: this thread's candidate bounds in every block of the cluster (thread
 // (w, l) of block r owns entries l, l + 32, ... < ends[r] of warp w's region there).

@@ -129,9 +129,12 @@ TEST_CASE("bad rows give in-range tokens and a cleared valid flag", "[gpu][sampl
 TEST_CASE("same seed and offset give the same tokens; another offset differs", "[gpu][sampling]") {
   // 11: session 6's block scans (the default takes the fast scans with the exact prefix since
   // session 7).
-  // 13: the default with its form compiled in (session 8 round 2).
-  for (const int candidates : SelectedCandidates({-1, 13, 10, 11, 6, 7, 8}))
+  // 13: the default with its form compiled in (session 8 round 2). 14: 13 with digit 3's counts
+  // pushed (session 10), which runs in 512-thread blocks only: 1 row (a cluster of 8) and 64
+  // (clusters of 2) in 512-thread blocks (tuning.threads).
+  for (const int candidates : SelectedCandidates({-1, 13, 14, 10, 11, 6, 7, 8}))
     for (const int64_t batch : {1, 64, 200}) {
+      if (candidates == 14 && batch == 200) continue;
       INFO(fmt::format("candidates {}, {} rows", candidates, batch));
       std::mt19937 rng(Seed());
       const int64_t vocab = 32000;
@@ -148,6 +151,7 @@ TEST_CASE("same seed and offset give the same tokens; another offset differs", "
         o.rng.seed = seed;
         o.rng.offset = offset;
         o.tuning.candidates = candidates;
+        if (candidates == 14) o.tuning.threads = 512;
         dout.Fill(0xFF);
         REQUIRE(TopPSamplingFromProbs(TestEngine(), in, out, 0.95f, {}, o).ok());
         Synchronize();
@@ -175,7 +179,9 @@ TEST_CASE("same seed and offset give the same tokens; another offset differs", "
 // default of session 7 (the fast scans with the mass above the bin from the exact prefix at digits
 // 2-3: the same integers; candidates 10 since session 8), and the default since session 8 (digits
 // 2-3 scanned in integers by every warp: the same exact sums), with its form compiled in
-// (candidates 13: the same code paths). Rows: flat and peaked softmax
+// (candidates 13: the same code paths), and 13 with digit 3's counts pushed from each block's own
+// candidates (candidates 14, session 10: the same integers); 13 and 14 also without the slice
+// cache (tuning.cache_bytes 0: in clusters of 8 the default caches). Rows: flat and peaked softmax
 // rows, weights of a few values (ties: many equal masses at every digit), a row whose masses are
 // powers of two (p lands exactly on a bin's edge) and a uniform row (the candidate regions
 // overflow: the digits over the slices); 1 row (a cluster of 8; x 32000 in 256-thread blocks, x
@@ -212,18 +218,21 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
     const uint64_t offsets = std::getenv("FLASHJIT_SAMPLING_DRAWS") ? 2 : 8;
     for (const float top_p : {1e-6f, 0.25f, 0.5f, 0.75f, 0.9f, 1.f}) {
       // The default (digits 2-3 scanned in integers by every warp, except in clusters of
-      // 256-thread blocks), 9, 10 (session 7's default: the exact prefix alone), and the default
-      // with every form's code (12) and with its form compiled in (13).
-      constexpr int kForms[] = {-1, 9, 10, 12, 13};
-      constexpr int kN = 5;
-      const std::vector<int> chosen = SelectedCandidates({-1, 9, 10, 12, 13});
+      // 256-thread blocks), 9, 10 (session 7's default: the exact prefix alone), the default
+      // with every form's code (12), with its form compiled in (13), 13 with digit 3's counts
+      // pushed (14), and 13 and 14 without the slice cache.
+      constexpr int kForms[] = {-1, 9, 10, 12, 13, 14, 13, 14};
+      constexpr int64_t kCache[] = {-1, -1, -1, -1, -1, -1, 0, 0};
+      constexpr int kN = 8;
+      const std::vector<int> chosen = SelectedCandidates({-1, 9, 10, 12, 13, 14});
       int64_t differ[kN] = {}, draws = 0;
       for (uint64_t offset = 0; offset < offsets; ++offset) {
-        auto draw = [&](int candidates) {
+        auto draw = [&](int candidates, int64_t cache_bytes = -1) {
           SamplingOptions o;
           o.rng.seed = 7;
           o.rng.offset = offset;
           o.tuning.candidates = candidates;
+          o.tuning.cache_bytes = cache_bytes;
           dout.Fill(0xFF);
           REQUIRE(TopPSamplingFromProbs(TestEngine(), in, out, top_p, {}, o).ok());
           Synchronize();
@@ -232,7 +241,7 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
         const std::vector<int32_t> plain = draw(11);
         for (int f = 0; f < kN; ++f) {
           if (std::find(chosen.begin(), chosen.end(), kForms[f]) == chosen.end()) continue;
-          const std::vector<int32_t> fast = draw(kForms[f]);
+          const std::vector<int32_t> fast = draw(kForms[f], kCache[f]);
           for (int64_t r = 0; r < batch; ++r) {
             differ[f] += fast[r] != plain[r];
             CHECK(fast[r] >= 0);
@@ -242,9 +251,11 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
         draws += batch;
       }
       INFO(fmt::format(
-          "{} x {}, top-p {}: {} / {} / {} / {} / {} of {} tokens differ from the "
-          "block scans' (default / candidates 9 / 10 / 12 / 13)",
-          batch, vocab, top_p, differ[0], differ[1], differ[2], differ[3], differ[4], draws));
+          "{} x {}, top-p {}: {} / {} / {} / {} / {} / {} / {} / {} of {} tokens differ from the "
+          "block scans' (default / candidates 9 / 10 / 12 / 13 / 14 / 13 uncached / 14 "
+          "uncached)",
+          batch, vocab, top_p, differ[0], differ[1], differ[2], differ[3], differ[4], differ[5],
+          differ[6], differ[7], draws));
       for (int f = 0; f < kN; ++f) CHECK(differ[f] == 0);
     }
   }

@@ -123,7 +123,7 @@ TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
                     "options.tuning.cache_bytes");
   }
-  for (int c : {-2, 14}) {
+  for (int c : {-2, 15}) {
     SamplingOptions o;
     o.tuning.candidates = c;
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
@@ -265,8 +265,16 @@ TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]
   CHECK(ChooseSamplingTopPForm(9, 8, 512, 16032, 1, 132).fast_scan == 1);
   CHECK(ChooseSamplingTopPForm(10, 8, 512, 16032, 1, 132).fast_scan == 3);
   CHECK(ChooseSamplingTopPForm(11, 8, 512, 16032, 1, 132).fast_scan == 0);
+  // 14: 13 with digit 3's counts pushed, where the kernel runs the exchange and the integer
+  // scans (512-thread blocks in clusters); elsewhere 13's form.
+  CHECK(ChooseSamplingTopPForm(14, 8, 512, 16032, 1, 132).cand_form == (43 | kFormDigit3Push));
+  CHECK(ChooseSamplingTopPForm(14, 2, 512, 64128, 64, 132).cand_form == (59 | kFormDigit3Push));
+  CHECK(ChooseSamplingTopPForm(14, 8, 256, 4000, 1, 132).cand_form ==
+        ChooseSamplingTopPForm(13, 8, 256, 4000, 1, 132).cand_form);
+  CHECK(ChooseSamplingTopPForm(14, 1, 256, 128256, 256, 132).cand_form == 31);
+  CHECK(ChooseSamplingTopPForm(-1, 8, 512, 16032, 1, 132).cand_form == 43);
   CHECK_FALSE(ops::SamplingTopPFormOf(0).two_pass);
-  for (int v = 1; v <= 13; ++v) CHECK(ops::SamplingTopPFormOf(v).two_pass);
+  for (int v = 1; v <= 14; ++v) CHECK(ops::SamplingTopPFormOf(v).two_pass);
 }
 
 TEST_CASE("sampling: candidate regions of the two-pass top-p path", "[sampling]") {

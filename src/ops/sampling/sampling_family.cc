@@ -56,7 +56,7 @@ const spec::OpFamily* SamplingFamily() {
                         "with exact_prefix: digits 2-3 scanned in integers, the chosen bin found "
                         "by every warp itself (1 block barrier per digit; TopPScanDigitWarp)"),
         spec::IntRangeField(
-            "form", -1, 63, -1, "cf",
+            "form", -1, 127, -1, "cf",
             "the two-pass top-p kernel's kForm* bits (sampling_params.cuh) compiled "
             "in: the forms the launch never takes are left out; -1: every form's "
             "code, the launch's SamplingParams::cand_form chooses"),
@@ -92,6 +92,11 @@ const spec::OpFamily* SamplingFamily() {
       if (s["form"].get<int>() >= 0 && !s["candidates"].get<bool>())
         return Status::InvalidArgument(
             "sampling: form needs candidates (the two-pass top-p kernel)");
+      if (s["form"].get<int>() >= 0 && (s["form"].get<int>() & sampling::kFormDigit3Push) &&
+          (!s["warp_scan"].get<bool>() || s["cluster"].get<int>() < 2 ||
+           !(s["form"].get<int>() & sampling::kFormClusterExchange)))
+        return Status::InvalidArgument(
+            "sampling: form bit kFormDigit3Push needs warp_scan, clusters and the exchange");
       return Status::Ok();
     };
     f.variant_body = [](const spec::Json& s) {
@@ -247,31 +252,34 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 //   11 session 6's block scans (fast_scan 0)
 //   12 the default's forms chosen at run time (every form's code); 13 the default's forms
 //      compiled in at every launch shape (the default: in clusters of 8 and 2)
+//   14 13 with digit 3's counts pushed (kFormDigit3Push, session 10) where 13 runs the exchange
+//      and the integer digit scans
 // Where the default's rules come from (measured on the H200): SamplingLaneColumns and
 // SamplingClusterExchange (sampling_spec.h), the fast scans and the compiled form
 // (sampling_run.cc).
 constexpr uint8_t kAllFormBits = 0xFF;
-constexpr SamplingTopPForm kSamplingTopPForms[15] = {
-    // two_pass, bits_mask, lean, window, columns, exchange, fast_scan, compiled
-    {true, kAllFormBits, true, true, -1, true, -1, -1},           // -1 the default
-    {false, kAllFormBits, true, true, 0, false, 0, 0},            // 0
-    {true, kAllFormBits, true, true, -1, true, -1, 0},            // 1
-    {true, 0, true, true, 0, false, 0, 0},                        // 2
-    {true, sampling::kFormWarpWalk, true, true, 0, false, 0, 0},  // 3
-    {true, kAllFormBits, false, false, 0, false, 0, 0},           // 4
-    {true, kAllFormBits, false, true, 0, false, 0, 0},            // 5
-    {true, kAllFormBits, true, true, 1, true, -1, 0},             // 6
-    {true, kAllFormBits, true, true, 0, true, -1, 0},             // 7
-    {true, kAllFormBits, true, true, -1, false, -1, 0},           // 8
-    {true, kAllFormBits, true, true, -1, true, 1, 0},             // 9
-    {true, kAllFormBits, true, true, -1, true, 3, 0},             // 10
-    {true, kAllFormBits, true, true, -1, true, 0, 0},             // 11
-    {true, kAllFormBits, true, true, -1, true, -1, 0},            // 12
-    {true, kAllFormBits, true, true, -1, true, -1, 1},            // 13
+constexpr SamplingTopPForm kSamplingTopPForms[16] = {
+    // two_pass, bits_mask, lean, window, columns, exchange, fast_scan, compiled, digit3_push
+    {true, kAllFormBits, true, true, -1, true, -1, -1, false},           // -1 the default
+    {false, kAllFormBits, true, true, 0, false, 0, 0, false},            // 0
+    {true, kAllFormBits, true, true, -1, true, -1, 0, false},            // 1
+    {true, 0, true, true, 0, false, 0, 0, false},                        // 2
+    {true, sampling::kFormWarpWalk, true, true, 0, false, 0, 0, false},  // 3
+    {true, kAllFormBits, false, false, 0, false, 0, 0, false},           // 4
+    {true, kAllFormBits, false, true, 0, false, 0, 0, false},            // 5
+    {true, kAllFormBits, true, true, 1, true, -1, 0, false},             // 6
+    {true, kAllFormBits, true, true, 0, true, -1, 0, false},             // 7
+    {true, kAllFormBits, true, true, -1, false, -1, 0, false},           // 8
+    {true, kAllFormBits, true, true, -1, true, 1, 0, false},             // 9
+    {true, kAllFormBits, true, true, -1, true, 3, 0, false},             // 10
+    {true, kAllFormBits, true, true, -1, true, 0, 0, false},             // 11
+    {true, kAllFormBits, true, true, -1, true, -1, 0, false},            // 12
+    {true, kAllFormBits, true, true, -1, true, -1, 1, false},            // 13
+    {true, kAllFormBits, true, true, -1, true, -1, 1, true},             // 14
 };
 
 const SamplingTopPForm& SamplingTopPFormOf(int candidates) {
-  return kSamplingTopPForms[std::clamp(candidates, -1, 13) + 1];
+  return kSamplingTopPForms[std::clamp(candidates, -1, 14) + 1];
 }
 
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
@@ -305,6 +313,10 @@ SamplingTopPChoice ChooseSamplingTopPForm(int candidates, int cluster, int threa
        (c.exchange ? sampling::kFormClusterExchange : 0)) &
       f.bits_mask;
   c.compiled = f.compiled == 1 || (f.compiled == -1 && (cluster == 8 || cluster == 2));
+  // Digit 3's counts pushed (kFormDigit3Push): only where the kernel can run it (the exchange,
+  // the integer digit scans, the form compiled in); elsewhere the form is 13's.
+  if (f.digit3_push && c.exchange && c.fast_scan == 7 && c.compiled && cluster >= 2)
+    c.cand_form |= sampling::kFormDigit3Push;
   return c;
 }
 

@@ -108,7 +108,7 @@ bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms);
 // 8) 30.3 / 23.5 -> 26.9 / 20.1 us, B = 64 (clusters of 2) 42.7 / 34.1 -> 41.5 / 31.8, x 32000 -2.3
 // to -3.2; clusters of 4 only in the GPU tests (unmeasured).
 bool SamplingClusterExchange(int candidates, int cluster);
-// The two-pass top-p kernel's form for each SamplingTuning::candidates value (-1 .. 13), one row
+// The two-pass top-p kernel's form for each SamplingTuning::candidates value (-1 .. 14), one row
 // of a table (sampling_family.cc: kSamplingTopPForms, with what each value is for): the rules
 // below and RunSampling read it instead of lists of values.
 struct SamplingTopPForm {
@@ -121,8 +121,9 @@ struct SamplingTopPForm {
   int8_t fast_scan;   // SamplingSpec::fast_scan; -1: 7, or 3 in clusters of < 512-thread blocks
   int8_t compiled;    // the form compiled in (variant field form): 1 always, 0 never, -1 in
                       // clusters of 8 and 2
+  bool digit3_push;   // kFormDigit3Push where it can run (the exchange, fast_scan 7, compiled)
 };
-// The row of `candidates`, -1 .. 13 (the caller checks the range).
+// The row of `candidates`, -1 .. 14 (the caller checks the range).
 const SamplingTopPForm& SamplingTopPFormOf(int candidates);
 // What the two-pass top-p kernel runs for `candidates` in a launch of `cluster` blocks of
 // `threads` threads per row over slices of `chunk` elements, `batch` rows on `sms` SMs (0:
