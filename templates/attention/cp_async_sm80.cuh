@@ -13,6 +13,21 @@ FLASHJIT_DEVICE void CpAsync16(void* dst, const void* src, bool valid) {
                "r"(src_bytes));
 }
 
+// An L2 cache policy that marks the lines it touches first to be evicted (for data read once).
+FLASHJIT_DEVICE uint64_t L2EvictFirstPolicy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
+}
+
+// CpAsync16 with an L2 cache policy (L2EvictFirstPolicy).
+FLASHJIT_DEVICE void CpAsync16(void* dst, const void* src, bool valid, uint64_t policy) {
+  const int src_bytes = valid ? 16 : 0;
+  asm volatile(
+      "cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;\n" ::"r"(SmemAddress(dst)),
+      "l"(src), "r"(src_bytes), "l"(policy));
+}
+
 FLASHJIT_DEVICE void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }
 
 // Waits until at most `kPending` committed groups of this thread are still in flight.

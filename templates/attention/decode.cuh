@@ -2,7 +2,8 @@
 // tile of 16 query heads), 4 warps, a cp.async pipeline of kStages tiles of 64 keys.
 //
 // Variant: DTypeQ (q, out and the tensor-core type), DTypeKV (16-bit = DTypeQ, or fp8),
-// kHeadDim, kStages, kSoftCap, kAlibi, kRope.
+// kHeadDim, kStages, kSoftCap, kAlibi, kRope; kL2EvictFirst (K/V copied with an L2
+// evict-first policy), kStamps (diagnostic timestamps).
 #pragma once
 
 #include "attention/decode_epilogue.cuh"
@@ -16,6 +17,32 @@ namespace flashjit::attention {
 // decode CTA reads only the plan's records (work item, merge item, units: written by Plan's copy,
 // which the stream orders) before GridDependencyWait; the page table, K/V, q, the counters and
 // every output come after it.
+
+// Diagnostic stamps (variants with kStamps; DecodeParams::stamps, kDecodeStampWords per CTA):
+// thread 0 keeps them in registers and writes them at the CTA's end.
+struct DecodeStampRegs {
+  unsigned long long t[4];  // %globaltimer: entry, copies issued, first tile landed, end
+  long long c[4];           // clock64 at the same points
+  FLASHJIT_DEVICE void Mark(int i) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t[i]));
+    c[i] = clock64();
+  }
+  FLASHJIT_DEVICE void Write(const DecodeParams& p, int tiles, int units) const {
+    uint32_t sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    const int cta = static_cast<int>(blockIdx.x + blockIdx.y * gridDim.x);
+    unsigned long long* out = p.stamps + static_cast<int64_t>(cta) * kDecodeStampWords;
+    out[0] = t[0];
+    out[1] = t[1];
+    out[2] = t[2];
+    out[3] = t[3];
+    out[4] = static_cast<unsigned long long>(static_cast<uint32_t>(c[1] - c[0])) |
+             (static_cast<unsigned long long>(static_cast<uint32_t>(c[2] - c[0])) << 32);
+    out[5] = static_cast<unsigned long long>(c[3] - c[0]);
+    out[6] = sm | (static_cast<unsigned long long>(static_cast<uint32_t>(tiles)) << 32);
+    out[7] = static_cast<unsigned long long>(units);
+  }
+};
 
 // The work item of this CTA: from the plan, or the uniform split of a single request.
 FLASHJIT_DEVICE DecodeWorkItem ThisWorkItem(const DecodeParams& p, int item) {
@@ -163,7 +190,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   static_assert(
       DecodeEpilogueBytes(kD) - kDecodeThreads / 32 * kDecodeQTile * 8 * 4 == 2 * kTile * kD * 2,
       "the swizzled epilogue fills exactly one stage");
-  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
+  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads, V::kL2EvictFirst>;
   extern __shared__ __align__(128) char smem[];
   constexpr int kRegionA = DecodePipelineBytes(kD, sizeof(TKV), kStages) > DecodeEpilogueBytes(kD)
                                ? DecodePipelineBytes(kD, sizeof(TKV), kStages)
@@ -172,6 +199,11 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   float* stats = reinterpret_cast<float*>(smem + kRegionA + kDecodeQTile * kD * 2);
   auto k_stage = [&](int s) { return smem + s * 2 * Loader::kTileBytes; };
   auto v_stage = [&](int s) { return smem + (s * 2 + 1) * Loader::kTileBytes; };
+  DecodeStampRegs stamp;
+  if constexpr (V::kStamps) {
+    if (threadIdx.x == 0) stamp.Mark(0);
+  }
+  int stamp_units = 1;
 
   // Issue side: the unit whose tiles are being issued, the next tile of it, and the unit after
   // it (read when the cursor entered `iu`).
@@ -223,6 +255,9 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) issue(s);
   }
+  if constexpr (V::kStamps) {
+    if (threadIdx.x == 0) stamp.Mark(1);
+  }
 
   // Compute side: the unit whose tiles are computed, and the one after it.
   DecodeUnit cu = first, cnext;
@@ -251,9 +286,13 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   QueryRegs<V> next_q;
   DecodeUnitView nv;
   int c_tile = 0;
-  for (int g = 0;; ++g) {  // g: tile of the CTA's sequence, in stage g % kStages
+  int g = 0;
+  for (;; ++g) {  // g: tile of the CTA's sequence, in stage g % kStages
     CpAsyncWait<kStages - 2>();
     __syncthreads();
+    if constexpr (V::kStamps) {
+      if (g == 0 && threadIdx.x == 0) stamp.Mark(2);
+    }
     issue((g + kStages - 1) % kStages);
     const bool last = c_tile + 1 == v.n_tiles;
     if (last && cu.next >= 0) {  // the next unit's query, in flight during this tile
@@ -286,6 +325,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
     DecodeEpilogue<V, true>(p, cu.w, merge_item, state, cu.head_tile, v.qh0, v.rows,
                             reinterpret_cast<float*>(k_stage(g % kStages)), stats);
     if (cu.next < 0) break;
+    ++stamp_units;
     cu = cnext;
     if (cu.next >= 0) cnext = LoadUnit(p.units + cu.next);
     v = nv;
@@ -296,6 +336,12 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
     start_unit();
   }
   CpAsyncWait<0>();
+  if constexpr (V::kStamps) {
+    if (threadIdx.x == 0) {
+      stamp.Mark(3);
+      stamp.Write(p, g + 1, stamp_units);
+    }
+  }
 }
 
 template <class V>
@@ -307,8 +353,12 @@ __device__ void decode_attention(const DecodeParams& p) {
   // (the rotation needs them); other fp8 variants convert in registers (DecodeWarp::kFp8Regs).
   constexpr bool kConvert = sizeof(TKV) == 1 && V::kRope;
   static_assert(kStages >= 2, "the pipeline needs at least two stages");
-  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
+  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads, V::kL2EvictFirst>;
 
+  DecodeStampRegs stamp;
+  if constexpr (V::kStamps) {
+    if (threadIdx.x == 0) stamp.Mark(0);
+  }
   GridLaunchDependents();
   // The item is read before the count (the grid never exceeds the workspace's capacity), so
   // that the two loads overlap.
@@ -353,6 +403,9 @@ __device__ void decode_attention(const DecodeParams& p) {
     }
   }
   if (kStages - 1 < n_tiles) loader.PrefetchPages(w.kv_start + (kStages - 1) * kTile);
+  if constexpr (V::kStamps) {
+    if (threadIdx.x == 0) stamp.Mark(1);
+  }
   LoadQuery<V>(p, w, qh0, rows, qpos, q_smem);
   __syncthreads();
 
@@ -371,6 +424,9 @@ __device__ void decode_attention(const DecodeParams& p) {
   for (int t = 0; t < n_tiles; ++t) {
     CpAsyncWait<kStages - 2>();
     __syncthreads();
+    if constexpr (V::kStamps) {
+      if (t == 0 && threadIdx.x == 0) stamp.Mark(2);
+    }
     const int next = t + kStages - 1;
     if (next < n_tiles) {
       loader.IssueTile(w.kv_start + next * kTile, k_stage(next % kStages), v_stage(next % kStages));
@@ -408,6 +464,13 @@ __device__ void decode_attention(const DecodeParams& p) {
   state.ReduceRowSums();
   DecodeEpilogue<V>(p, w, merge_item, state, head_tile, qh0, rows, reinterpret_cast<float*>(smem),
                     reinterpret_cast<float*>(q_smem));
+  if constexpr (V::kStamps) {
+    if (threadIdx.x == 0) {
+      if (n_tiles == 0) stamp.Mark(2);  // no tile: 'landed' = the end
+      stamp.Mark(3);
+      stamp.Write(p, n_tiles, item);
+    }
+  }
 }
 
 // The persistent grid's entry (16-bit KV): CTA blockIdx.x walks the units linked from

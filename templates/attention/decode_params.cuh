@@ -98,8 +98,18 @@ struct DecodeParams {
   // chunks of one (request, head tile) form one thread-block cluster, which merges them through
   // distributed shared memory (no partials in global memory, no counters). 0: off.
   int32_t cluster;
+  // Diagnostic variants only (stamps = true): per CTA (blockIdx.x + blockIdx.y * gridDim.x),
+  // kDecodeStampWords 64-bit words (see DecodeStamp). Unused by every other variant.
+  unsigned long long* stamps;
 };
-FLASHJIT_CHECK_PARAMS(DecodeParams, 264);
+FLASHJIT_CHECK_PARAMS(DecodeParams, 272);
+
+// The words a stamps variant writes per CTA: %globaltimer (ns) at entry, after the prologue's
+// copies were issued, when the first tile had landed, and at the end; then the SM clock's
+// cycles from entry to the issue (low 32 bits) and to the first tile (high 32), from entry to
+// the end, the SM id (low 32) and the CTA's tiles (high 32), and the CTA's units (persistent) or
+// work item.
+constexpr int kDecodeStampWords = 8;
 
 #if FLASHJIT_HAS_DEVICE
 // CTAs per work item (kv heads x query tiles), and this CTA's work item and head tile.

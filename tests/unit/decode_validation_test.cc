@@ -385,5 +385,103 @@ TEST_CASE("decode persistent plan assigns every unit once, balanced and determin
   CHECK_FALSE(ops::DefaultPersistent(264, 16, 264));
 }
 
+// The balanced plan (session 10): every key of every request once per head tile, in tiles
+// whose per-CTA totals differ by at most one tile (one tile per unit boundary more in the
+// modelled load), requests cut by a piece merged over their partials, lists linked from their
+// CTA, the heads of a piece on neighbouring CTAs.
+TEST_CASE("decode balanced plan covers every key once with equal tiles per CTA", "[decode]") {
+  auto check = [](const std::vector<ops::DecodeRequest>& reqs, int heads, int slots) {
+    ops::DecodeSchedule sched;
+    sched.cluster = 5;  // replaced
+    const ops::DecodePersistentPlan a = ops::BalancedDecodePlan(reqs, heads, slots, &sched);
+    int64_t total = 0;
+    for (const auto& r : reqs) total += std::max(1, (r.kv_len - r.kv_start + 63) / 64);
+    INFO("requests " << reqs.size() << " heads " << heads << " slots " << slots);
+    CHECK(sched.cluster == 0);
+    if (reqs.empty()) {
+      CHECK(a.ctas == 0);
+      return;
+    }
+    const int64_t pieces = std::min<int64_t>(std::max(1, slots / heads), total);
+    REQUIRE(a.ctas == pieces * heads);
+    // Every request's keys [kv_start, kv_len) exactly once per head; partial slots distinct.
+    std::map<std::pair<int, int>, std::vector<std::pair<int, int>>> ranges;  // (request, head)
+    std::vector<int> partial_seen(sched.num_partials, 0);
+    std::vector<bool> visited(a.units.size(), false);
+    int64_t min_tiles = INT64_MAX, max_tiles = 0;
+    for (int c = 0; c < a.ctas; ++c) {
+      int64_t tiles = 0;
+      for (int i = c; i >= 0; i = a.units[i].next) {
+        REQUIRE(i < static_cast<int>(a.units.size()));
+        REQUIRE(!visited[i]);
+        visited[i] = true;
+        const attention::DecodeUnit& u = a.units[i];
+        REQUIRE(u.head_tile == c % heads);  // piece c / heads, head c % heads
+        ranges[{u.w.request, u.head_tile}].push_back({u.w.kv_start, u.w.kv_end});
+        tiles += std::max(1, (u.w.kv_end - u.w.kv_start + 63) / 64);
+        if (u.w.partial >= 0) {
+          REQUIRE(u.w.partial < sched.num_partials);
+          REQUIRE(u.w.merge >= 0);
+          const attention::DecodeMergeItem& m = sched.merge[u.w.merge];
+          CHECK(m.request == u.w.request);
+          CHECK(u.w.partial >= m.first_partial);
+          CHECK(u.w.partial < m.first_partial + m.num_partials);
+          ++partial_seen[u.w.partial];
+        } else {
+          CHECK(u.w.merge == -1);
+        }
+      }
+      min_tiles = std::min(min_tiles, tiles);
+      max_tiles = std::max(max_tiles, tiles);
+    }
+    CHECK(std::count(visited.begin(), visited.end(), true) == static_cast<int64_t>(a.units.size()));
+    CHECK(max_tiles - min_tiles <= 1);
+    for (int n : partial_seen) CHECK(n == heads);
+    for (int b = 0; b < static_cast<int>(reqs.size()); ++b)
+      for (int h = 0; h < heads; ++h) {
+        auto v = ranges[{b, h}];
+        std::sort(v.begin(), v.end());
+        REQUIRE(!v.empty());
+        CHECK(v.front().first == reqs[b].kv_start);
+        CHECK(v.back().second == reqs[b].kv_len);
+        for (size_t i = 0; i + 1 < v.size(); ++i) CHECK(v[i].second == v[i + 1].first);
+        for (const auto& [lo, hi] : v) CHECK((lo - reqs[b].kv_start) % 64 == 0);
+      }
+    for (const attention::DecodeMergeItem& m : sched.merge) {
+      CHECK(m.num_partials >= 2);
+      int n = 0;
+      for (const auto& w : sched.work)
+        n += w.merge >= 0 && sched.merge[w.merge].request == m.request;
+      CHECK(n == m.num_partials);
+    }
+    return;
+  };
+  // The benchmark's one-wave and short shapes on 264 slots, 8 kv heads: 33 pieces.
+  check(std::vector<ops::DecodeRequest>(16, {0, 4096, 0}), 8, 264);
+  check(std::vector<ops::DecodeRequest>(64, {0, 1024, 0}), 8, 264);
+  check(std::vector<ops::DecodeRequest>(16, {0, 16384, 0}), 8, 264);
+  {
+    ops::DecodeSchedule sched;
+    const auto p =
+        ops::BalancedDecodePlan(std::vector<ops::DecodeRequest>(16, {0, 16384, 0}), 8, 264, &sched);
+    CHECK(p.ctas == 264);
+    CHECK(*std::max_element(p.load.begin(), p.load.end()) <= 125 + 3);  // 4096 / 33 tiles
+  }
+  // Ragged lengths 0 .. 16384 (empty requests take a tile), a window, few and many slots.
+  std::mt19937 rng(11);
+  std::vector<ops::DecodeRequest> ragged;
+  int32_t page = 0;
+  for (int i = 0; i < 40; ++i) {
+    const int len = i == 0 ? 0 : i == 1 ? 16384 : i == 2 ? 1 : static_cast<int>(rng() % 16385);
+    const int start = i == 3 ? std::max(0, len - 1001) : 0;
+    ragged.push_back({page, len, start});
+    page += (len + 15) / 16;
+  }
+  for (int slots : {1, 8, 9, 264, 100000}) check(ragged, 8, slots);
+  check(ragged, 3, 5);
+  check(std::vector<ops::DecodeRequest>(3, {0, 0, 0}), 2, 264);
+  check({}, 8, 264);
+}
+
 }  // namespace
 }  // namespace flashjit

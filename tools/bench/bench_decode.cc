@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -15,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "attention/decode_params.cuh"
 #include "src/ops/decode/decode_spec.h"
 #include "src/runtime/driver.h"
 #include "tools/bench/bench_util.h"
@@ -49,8 +51,17 @@ std::string ShapeKey(const Shape& s) {
 // --once (bench_util): one call of each shape, no timing (for a profiler).
 // --persistent 0|1|auto: sets FLASHJIT_DECODE_PERSISTENT for this process (A/B of the persistent
 // grid: 0 = one CTA per (item, head tile), 1 = every plan that does not cluster, auto = default).
+// --balance 0|1, --l2-hint 0|1: set FLASHJIT_DECODE_BALANCE / FLASHJIT_DECODE_L2_HINT (session
+// 10's A/B: the balanced persistent plan, K/V copies with an L2 evict-first policy).
+// --layout hnd: the paged cache as [pages, 2, Hkv, page, D] (one head's page contiguous) instead
+// of NHD [pages, 2, page, Hkv, D]; the same bytes and page tables.
+// --stamps FILE: diagnostic (FLASHJIT_DECODE_STAMPS=1, the stamps variant): after timing each
+// batch shape, one call alone and the second of two back-to-back calls write per-CTA timestamps;
+// a summary line per call is printed and the raw stamps are appended to FILE.
 struct Options {
   std::vector<std::string> shapes;
+  bool hnd = false;
+  std::string stamps;
   bool Wants(const std::string& key) const {
     return shapes.empty() || std::find(shapes.begin(), shapes.end(), key) != shapes.end();
   }
@@ -66,6 +77,15 @@ Options ParseOptions(int argc, char** argv) {
       else
         setenv("FLASHJIT_DECODE_PERSISTENT", v.c_str(), 1);
     }
+    if (!std::strcmp(argv[i], "--layout") && i + 1 < argc) o.hnd = !std::strcmp(argv[++i], "hnd");
+    if (!std::strcmp(argv[i], "--balance") && i + 1 < argc)
+      setenv("FLASHJIT_DECODE_BALANCE", argv[++i], 1);
+    if (!std::strcmp(argv[i], "--l2-hint") && i + 1 < argc)
+      setenv("FLASHJIT_DECODE_L2_HINT", argv[++i], 1);
+    if (!std::strcmp(argv[i], "--stamps") && i + 1 < argc) {
+      o.stamps = argv[++i];
+      setenv("FLASHJIT_DECODE_STAMPS", "1", 1);
+    }
     if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) {
       std::string list = argv[++i];
       for (size_t pos = 0; pos <= list.size();) {
@@ -80,6 +100,123 @@ Options ParseOptions(int argc, char** argv) {
 
 // Synced, queued and back-to-back figures of 30 calls (zeros with --once).
 bench::Timings Time(const std::function<void(int)>& run) { return bench::TimeCall(run, 30, 5); }
+
+// --stamps: per-CTA timestamps of one call alone and of the second of two back-to-back calls.
+// Summary (µs; t0 = the first CTA's entry): span = t0 .. the last CTA's end; ramp = spread of the
+// entries of the first wave (the CTAs that entered before any CTA ended); issued / landed = entry
+// to the prologue's copies issued / to the first tile landed (median and max over the first wave,
+// from the SM clock); sm-tail = spread of the SMs' last ends; busy = sum over the SMs of
+// (last end - first entry) / (SMs x span); ideal = bytes / 4.6 TB/s.
+void StampShape(const std::function<void(int)>& run, const std::string& path, const Shape& s,
+                double bytes, bool hnd) {
+  constexpr int64_t kCtas = 1 << 16;
+  constexpr int kW = attention::kDecodeStampWords;
+  static void* buf = bench::DeviceAlloc(size_t(kCtas) * kW * 8);
+  ops::SetDecodeStampsBuffer(buf, kCtas);  // kept for the timing that follows
+  if (bench::DryRun()) return;
+  auto d = runtime::Driver();
+  Check(d.status());
+  auto sync = [&] {
+    const CUresult rc = (*d)->cuCtxSynchronize();
+    if (rc != CUDA_SUCCESS) Check(runtime::CudaStatus(rc, "cuCtxSynchronize"));
+  };
+  std::vector<unsigned long long> h(size_t(kCtas) * kW);
+  FILE* f = std::fopen(path.c_str(), "a");
+  for (int mode = 0; mode < 2; ++mode) {
+    sync();
+    if ((*d)->cuMemsetD8(reinterpret_cast<CUdeviceptr>(buf), 0, h.size() * 8) != CUDA_SUCCESS)
+      throw std::runtime_error("cuMemsetD8");
+    sync();
+    run(1);
+    if (mode == 1) run(2);  // the second overwrites the first's stamps
+    sync();
+    if ((*d)->cuMemcpyDtoH(h.data(), reinterpret_cast<CUdeviceptr>(buf), h.size() * 8) !=
+        CUDA_SUCCESS)
+      throw std::runtime_error("cuMemcpyDtoH");
+    struct Cta {
+      double t[4];
+      double issue_cyc, land_cyc, end_cyc;
+      int sm, tiles;
+      long long units;
+    };
+    std::vector<Cta> ctas;
+    unsigned long long t0 = ~0ull;
+    for (int64_t i = 0; i < kCtas; ++i)
+      if (h[i * kW] != 0) t0 = std::min(t0, h[i * kW]);
+    for (int64_t i = 0; i < kCtas; ++i) {
+      const unsigned long long* r = &h[i * kW];
+      if (r[0] == 0) continue;
+      Cta c;
+      for (int k = 0; k < 4; ++k) c.t[k] = double(r[k] - t0) / 1e3;
+      c.issue_cyc = double(r[4] & 0xffffffffull);
+      c.land_cyc = double(r[4] >> 32);
+      c.end_cyc = double(r[5]);
+      c.sm = int(r[6] & 0xffffffffull);
+      c.tiles = int(r[6] >> 32);
+      c.units = static_cast<long long>(r[7]);
+      ctas.push_back(c);
+      if (f)
+        std::fprintf(f,
+                     "%s B=%d L=%d %s %s cta %lld sm %d tiles %d units %lld t %.3f %.3f %.3f %.3f "
+                     "cyc %.0f %.0f %.0f\n",
+                     s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len, hnd ? "hnd" : "nhd",
+                     mode ? "b2b" : "alone", static_cast<long long>(i), c.sm, c.tiles, c.units,
+                     c.t[0], c.t[1], c.t[2], c.t[3], c.issue_cyc, c.land_cyc, c.end_cyc);
+    }
+    if (ctas.empty()) continue;
+    double span = 0, first_end = 1e30, ghz_num = 0, ghz_den = 0;
+    for (const Cta& c : ctas) {
+      span = std::max(span, c.t[3]);
+      first_end = std::min(first_end, c.t[3]);
+      if (c.t[3] - c.t[0] > 5) ghz_num += c.end_cyc, ghz_den += (c.t[3] - c.t[0]) * 1e3;
+    }
+    const double ghz = ghz_den > 0 ? ghz_num / ghz_den : 1.98;
+    std::vector<double> starts, issued, landed;
+    std::vector<double> sm_first(1024, 1e30), sm_last(1024, -1);
+    std::vector<int> sm_ctas(1024, 0);
+    for (const Cta& c : ctas) {
+      if (c.t[0] < first_end) {
+        starts.push_back(c.t[0]);
+        issued.push_back(c.issue_cyc / ghz / 1e3);
+        landed.push_back(c.land_cyc / ghz / 1e3);
+      }
+      const int sm = std::clamp(c.sm, 0, 1023);
+      sm_first[sm] = std::min(sm_first[sm], c.t[0]);
+      sm_last[sm] = std::max(sm_last[sm], c.t[3]);
+      ++sm_ctas[sm];
+    }
+    auto med = [](std::vector<double> v) {
+      std::sort(v.begin(), v.end());
+      return v.empty() ? 0.0 : v[v.size() / 2];
+    };
+    auto mx = [](const std::vector<double>& v) {
+      return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end());
+    };
+    int sms = 0, max_per_sm = 0;
+    double busy = 0, last_min = 1e30, last_max = 0;
+    for (int sm = 0; sm < 1024; ++sm) {
+      if (sm_last[sm] < 0) continue;
+      ++sms;
+      max_per_sm = std::max(max_per_sm, sm_ctas[sm]);
+      busy += sm_last[sm] - sm_first[sm];
+      last_min = std::min(last_min, sm_last[sm]);
+      last_max = std::max(last_max, sm_last[sm]);
+    }
+    // Distinct entry stamps (a coarse %globaltimer shows few).
+    std::vector<double> st = starts;
+    std::sort(st.begin(), st.end());
+    const int distinct = int(std::unique(st.begin(), st.end()) - st.begin());
+    fmt::print(
+        "stamps {} B={} L={} {} {}: ctas {} sms {} max/sm {} span {:.2f} ramp {:.2f} (wave {}, "
+        "{} distinct) issued {:.2f}/{:.2f} landed {:.2f}/{:.2f} first-end {:.2f} sm-tail {:.2f} "
+        "busy {:.1f}% (of 132) ideal {:.2f} clk {:.2f} GHz\n",
+        s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len, hnd ? "hnd" : "nhd",
+        mode ? "b2b" : "alone", ctas.size(), sms, max_per_sm, span, mx(starts), starts.size(),
+        distinct, med(issued), mx(issued), med(landed), mx(landed), first_end, last_max - last_min,
+        100.0 * busy / (132.0 * span), bytes / 4.6e6, ghz);
+  }
+  if (f) std::fclose(f);
+}
 
 }  // namespace
 
@@ -136,6 +273,7 @@ int main(int argc, char** argv) {
     cfg.page_size = ps;
     cfg.kv_dtype = s.kv;
     cfg.max_batch_size = s.b;
+    cfg.layout = opt.hnd ? KVLayout::kHND : KVLayout::kNHD;
     auto w = BatchDecode::Create(engine, cfg);
     Check(w.status());
     if ((*w)->WorkspaceBytes() > ws_bytes) {
@@ -146,7 +284,8 @@ int main(int argc, char** argv) {
     // fp8 pages are half the size: the same pool holds twice as many.
     const int64_t page_bytes_kv = page_elems * DTypeBytes(s.kv);
     const int64_t n_pages = pool_pages * 2 * page_elems * 2 / (2 * page_bytes_kv);
-    TensorView cache = TensorView::Contiguous(pool, s.kv, {n_pages, 2, ps, hkv, d});
+    TensorView cache = opt.hnd ? TensorView::Contiguous(pool, s.kv, {n_pages, 2, hkv, ps, d})
+                               : TensorView::Contiguous(pool, s.kv, {n_pages, 2, ps, hkv, d});
     TensorView k, v;
     Check(SplitKVCache(cache, &k, &v));
     const auto run = [&](int i) {
@@ -155,6 +294,7 @@ int main(int argc, char** argv) {
                       TensorView::Contiguous(tables[c], DType::kI32, {pages}),
                       TensorView::Contiguous(outs[c], DType::kBF16, {s.b, hq, d})));
     };
+    if (!opt.stamps.empty()) StampShape(run, opt.stamps, s, double(kv_bytes), opt.hnd);
     const bench::Timings t = Time(run);
     bench::Report("decode",
                   fmt::format("{} B={} L={}", s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len),

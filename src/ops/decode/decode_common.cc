@@ -165,8 +165,55 @@ DecodePersistentMode DecodePersistent() {
 }
 
 namespace {
-std::atomic<int> g_pdl_test{-1};
+std::atomic<int> g_balance_test{-1};
 }  // namespace
+
+bool DecodeBalance() {
+  const int forced = g_balance_test.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced != 0;
+  static const bool kOn = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_BALANCE");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return kOn;
+}
+
+void SetDecodeBalanceForTesting(int mode) { g_balance_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
+
+namespace {
+std::atomic<int> g_pdl_test{-1};
+std::atomic<unsigned long long*> g_stamps{nullptr};
+std::atomic<int> g_stamps_test{-1}, g_l2_test{-1};
+std::atomic<int64_t> g_stamps_ctas{0};
+}  // namespace
+
+bool DecodeStamps() {
+  const int forced = g_stamps_test.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced != 0;
+  static const bool kOn = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_STAMPS");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return kOn;
+}
+
+bool DecodeL2EvictFirst() {
+  const int forced = g_l2_test.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced != 0;
+  static const bool kOn = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_L2_HINT");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return kOn;
+}
+
+void SetDecodeStampsForTesting(int mode) { g_stamps_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
+void SetDecodeL2EvictFirstForTesting(int mode) { g_l2_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
+
+void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas) {
+  g_stamps_ctas.store(device_buffer ? ctas : 0);
+  g_stamps.store(static_cast<unsigned long long*>(device_buffer));
+}
 
 bool DecodePdl(const Engine& engine, int device, int64_t longest_keys) {
   int mode = g_pdl_test.load(std::memory_order_relaxed);
@@ -195,9 +242,18 @@ Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
   cfg.block_x = attention::kDecodeThreads;
   cfg.dynamic_smem = static_cast<uint32_t>(DecodeSmemBytes(spec));
   cfg.programmatic = pdl;
+  if (spec.stamps) {
+    lp.stamps = g_stamps.load();
+    const int64_t ctas = persistent_ctas > 0 ? persistent_ctas : int64_t(grid_items) * head_tiles;
+    if (!lp.stamps || ctas > g_stamps_ctas.load())
+      return Status::InvalidArgument(fmt::format(
+          "FLASHJIT_DECODE_STAMPS: a launch of {} CTAs needs a stamps buffer of as many entries "
+          "(SetDecodeStampsBuffer: {} entries)",
+          ctas, g_stamps_ctas.load()));
+  }
   if (persistent_ctas > 0) {  // entry 2: the persistent grid (no merge launch)
     cfg.grid_x = static_cast<uint32_t>(persistent_ctas);
-    return kernel.Launch(2, cfg, &p, stream);
+    return kernel.Launch(2, cfg, &lp, stream);
   }
   lp.head_major =
       (p.cluster > 1 || DecodeHeadMajor()) && int64_t(grid_items) * head_tiles <= 0x7fffffff;

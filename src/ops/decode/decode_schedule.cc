@@ -184,6 +184,93 @@ DecodePersistentPlan AssignDecodeUnits(const std::vector<attention::DecodeWorkIt
   return plan;
 }
 
+DecodePersistentPlan BalancedDecodePlan(const std::vector<DecodeRequest>& requests,
+                                        int ctas_per_item, int slots, DecodeSchedule* sched) {
+  const int heads = std::max(1, ctas_per_item);
+  *sched = DecodeSchedule{};
+  DecodePersistentPlan plan;
+  std::vector<int64_t> tiles(requests.size());
+  int64_t total = 0;
+  for (size_t b = 0; b < requests.size(); ++b) {
+    const int64_t keys = requests[b].kv_len - requests[b].kv_start;
+    tiles[b] = std::max<int64_t>(1, (keys + kTile - 1) / kTile);  // an empty request: one tile
+    total += tiles[b];
+  }
+  if (total == 0) return plan;
+  const int64_t pieces = std::clamp<int64_t>(slots / heads, 1, total);
+  auto cut = [&](int64_t k) { return total * k / pieces; };  // piece k: [cut(k), cut(k + 1))
+  std::vector<std::vector<int32_t>> piece_items(pieces);
+  int64_t pos = 0, k = 0;
+  for (int32_t b = 0; b < static_cast<int32_t>(requests.size()); ++b) {
+    const DecodeRequest& r = requests[b];
+    const int64_t begin = pos, end = pos + tiles[b];
+    struct Segment {
+      int64_t piece, lo, hi;
+    };
+    std::vector<Segment> segs;
+    for (int64_t cur = begin; cur < end;) {
+      while (k + 1 < pieces && cut(k + 1) <= cur) ++k;
+      const int64_t hi = k + 1 < pieces ? std::min(end, cut(k + 1)) : end;
+      segs.push_back({k, cur, hi});
+      cur = hi;
+    }
+    const int32_t n = static_cast<int32_t>(segs.size());
+    const int32_t merge = n > 1 ? static_cast<int32_t>(sched->merge.size()) : -1;
+    if (n > 1) sched->merge.push_back({b, sched->num_partials, n, 0});
+    for (int32_t i = 0; i < n; ++i) {
+      attention::DecodeWorkItem w;
+      w.request = b;
+      w.page_begin = r.page_begin;
+      w.kv_len = r.kv_len;
+      w.kv_start = static_cast<int32_t>(
+          std::min<int64_t>(r.kv_len, r.kv_start + (segs[i].lo - begin) * kTile));
+      w.kv_end = static_cast<int32_t>(
+          std::min<int64_t>(r.kv_len, r.kv_start + (segs[i].hi - begin) * kTile));
+      w.partial = n > 1 ? sched->num_partials + i : -1;
+      w.merge = merge;
+      w.pad_ = 0;
+      piece_items[segs[i].piece].push_back(static_cast<int32_t>(sched->work.size()));
+      sched->work.push_back(w);
+    }
+    if (n > 1) sched->num_partials += n;
+    pos = end;
+  }
+  int32_t longest = 0;
+  for (const attention::DecodeWorkItem& w : sched->work)
+    longest = std::max(longest, w.kv_end - w.kv_start);
+  sched->chunk = longest;
+  plan.ctas = static_cast<int32_t>(pieces * heads);
+  plan.units.resize(plan.ctas);
+  plan.load.assign(plan.ctas, 0.0);
+  for (attention::DecodeUnit& u : plan.units) {
+    u = {};
+    u.head_tile = -1;
+    u.next = -1;
+  }
+  for (int64_t p = 0; p < pieces; ++p) {
+    for (int h = 0; h < heads; ++h) {
+      const int32_t c = static_cast<int32_t>(p * heads + h);
+      int32_t prev = -1;
+      for (int32_t idx : piece_items[p]) {
+        attention::DecodeUnit u = {};
+        u.w = sched->work[idx];
+        u.head_tile = h;
+        u.next = -1;
+        if (prev < 0) {
+          plan.units[c] = u;
+          prev = c;
+        } else {
+          plan.units.push_back(u);
+          plan.units[prev].next = static_cast<int32_t>(plan.units.size() - 1);
+          prev = static_cast<int32_t>(plan.units.size() - 1);
+        }
+        plan.load[c] += std::max<int64_t>(1, (u.w.kv_end - u.w.kv_start + kTile - 1) / kTile) + 1.0;
+      }
+    }
+  }
+  return plan;
+}
+
 bool DefaultPersistent(int64_t units, int64_t longest_unit_tiles, int slots) {
   return units > slots && units <= 2 * int64_t(slots) && longest_unit_tiles <= 32;
 }

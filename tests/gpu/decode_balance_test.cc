@@ -1,0 +1,308 @@
+// Session 10's decode forms against the fp64 reference: the balanced persistent plan
+// (FLASHJIT_DECODE_BALANCE), K/V copies with an L2 evict-first policy (FLASHJIT_DECODE_L2_HINT)
+// and the diagnostic stamps variant (FLASHJIT_DECODE_STAMPS), whose per-CTA records are checked
+// for order and for the tiles they count.
+#include <algorithm>
+#include <vector>
+
+#include "src/ops/decode/decode_common.h"
+#include "src/ops/decode/decode_spec.h"
+#include "src/runtime/copy.h"
+#include "src/runtime/driver.h"
+#include "tests/gpu/decode_batch_util.h"
+
+namespace flashjit::test {
+namespace {
+
+// Plans made in this scope take the balanced persistent plan (1) or not (0).
+struct ForceBalance {
+  explicit ForceBalance(int mode) { ops::SetDecodeBalanceForTesting(mode); }
+  ~ForceBalance() { ops::SetDecodeBalanceForTesting(-1); }
+};
+// Plans made in this scope take the L2 evict-first copies (1) or not (0).
+struct ForceL2Hint {
+  explicit ForceL2Hint(int mode) { ops::SetDecodeL2EvictFirstForTesting(mode); }
+  ~ForceL2Hint() { ops::SetDecodeL2EvictFirstForTesting(-1); }
+};
+// Plans made in this scope take the stamps variant; launches write into `buf`.
+struct ForceStamps {
+  ForceStamps(DeviceBuffer& buf, int64_t ctas) {
+    ops::SetDecodeStampsForTesting(1);
+    ops::SetDecodeStampsBuffer(buf.data(), ctas);
+  }
+  ~ForceStamps() {
+    ops::SetDecodeStampsForTesting(-1);
+    ops::SetDecodeStampsBuffer(nullptr, 0);
+  }
+};
+// Plans made in this scope: every plan that does not cluster on the persistent grid (of at most
+// `ctas` CTAs, 0: the resident capacity), or (never) none.
+struct ForcePersistentGrid {
+  explicit ForcePersistentGrid(int ctas, bool never = false) {
+    ops::SetDecodePersistentForTesting(never ? ops::kPersistentNever : ops::kPersistentAlways,
+                                       ctas);
+  }
+  ~ForcePersistentGrid() { ops::SetDecodePersistentForTesting(-1, 0); }
+};
+
+// One plan captured into a CUDA graph (graph mode: merges through the workspace) and replayed
+// twice over poisoned outputs, each replay checked against the fp64 reference.
+void GraphRun(const BatchCase& c, std::mt19937& rng) {
+  const int hq = c.num_qo_heads, d = c.head_dim, b = static_cast<int>(c.lens.size());
+  PagedCache pc = BuildCache(c, rng);
+  std::vector<float> q = RandomNormal(int64_t(b) * hq * d, rng);
+  std::vector<double> qd;
+  DeviceBuffer dq = Upload16(c.q_dtype, q, &qd), dout(int64_t(b) * hq * d * 2), dlse(b * hq * 4);
+  BatchDecodeConfig cfg = ConfigFor(c, b);
+  cfg.cuda_graph = true;
+  auto wrapper = BatchDecode::Create(TestEngine(), cfg);
+  REQUIRE(wrapper.ok());
+  BatchDecode& w = **wrapper;
+  DeviceBuffer ws(w.WorkspaceBytes());
+  const Status planned = w.Plan(pc.indptr.data(), pc.last_len.data(), b, c.options, ws.data(),
+                                ws.bytes(), nullptr, pc.page_ids.data(), pc.num_pages);
+  INFO(Describe(c) << " (graph): plan " << planned.ToString());
+  REQUIRE(planned.ok());
+  TensorView tk, tv;
+  CacheViews(c, pc, &tk, &tv);
+  const TensorView tidx = TensorView::Contiguous(pc.indices.data(), DType::kI32,
+                                                 {static_cast<int64_t>(pc.page_ids.size())});
+  auto enqueue = [&](CUstream stream) {
+    const Status s = w.Run(TensorView::Contiguous(dq.data(), c.q_dtype, {b, hq, d}), tk, tv, tidx,
+                           TensorView::Contiguous(dout.data(), c.q_dtype, {b, hq, d}),
+                           TensorView::Contiguous(dlse.data(), DType::kF32, {b, hq}), stream);
+    INFO("run: " << s.ToString());
+    REQUIRE(s.ok());
+  };
+  if (DryRun()) {
+    enqueue(nullptr);
+    return;
+  }
+  const runtime::DriverApi& api = **runtime::Driver();
+  CUstream stream;
+  REQUIRE(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
+  REQUIRE(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
+  enqueue(stream);
+  CUgraph g;
+  REQUIRE(api.cuStreamEndCapture(stream, &g) == CUDA_SUCCESS);
+  CUgraphExec exec;
+  REQUIRE(api.cuGraphInstantiate(&exec, g, 0) == CUDA_SUCCESS);
+  std::vector<double> ref_out, ref_lse;
+  Reference(c, pc, qd, nullptr, c.options, &ref_out, &ref_lse);
+  for (int replay = 0; replay < 2; ++replay) {
+    dout.Fill(0xFF);
+    dlse.Fill(0xFF);
+    Synchronize();
+    REQUIRE(api.cuGraphLaunch(exec, stream) == CUDA_SUCCESS);
+    REQUIRE(api.cuStreamSynchronize(stream) == CUDA_SUCCESS);
+    std::vector<float> out = Download16(c.q_dtype, dout, int64_t(b) * hq * d);
+    std::vector<float> lse = DownloadF32(dlse, int64_t(b) * hq);
+    CheckDecode(out, ref_out, &lse, ref_lse,
+                OutTolerance(c.q_dtype, DTypeBytes(c.kv_dtype) == 1, c.options.rope),
+                Describe(c) + " graph replay " + std::to_string(replay));
+  }
+  api.cuGraphExecDestroy(exec);
+  api.cuGraphDestroy(g);
+  api.cuStreamDestroy(stream);
+}
+
+// The cases of the L2 evict-first form: ragged batches (lengths 0..16384, page sizes 1/16/64,
+// HND and separate K/V, split requests merged by their last CTA), uniform batches merged by
+// clusters of 2 and 8, fp8 KV, f16 with RoPE, soft cap with a window and sinks.
+std::vector<BatchCase> L2Cases(std::mt19937& rng) {
+  std::vector<BatchCase> cases;
+  auto add = [&](std::vector<int> lens) { return AddCase(cases, 32, 8, std::move(lens)); };
+  for (int ps : {1, 16, 64}) {
+    BatchCase* c = add(MixedLengths(ps == 1 ? 9 : 20, ps == 1 ? 3000 : 16384, ps, rng));
+    c->page_size = ps;
+  }
+  {
+    BatchCase* c = add(MixedLengths(12, 5000, 16, rng));
+    c->num_qo_heads = 16;
+    c->num_kv_heads = 2;
+    c->layout = KVLayout::kHND;
+    c->combined = false;
+  }
+  add(std::vector<int>(16, 1024));  // clusters of 2
+  add({1024});                      // a cluster of 8
+  add(MixedLengths(10, 3000, 16, rng))->kv_dtype = DType::kF8E4M3;
+  {
+    BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
+    c->q_dtype = c->kv_dtype = DType::kF16;
+    c->options.rope = true;
+  }
+  {
+    BatchCase* c = add({3000, 17, 2500});
+    c->options.window_left = 1000;
+    c->options.logits_soft_cap = 5.f;
+    c->sinks = true;
+  }
+  return cases;
+}
+
+TEST_CASE("batch decode: L2 evict-first K/V copies over ragged batches", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  ForceL2Hint hint(1);
+  const std::vector<BatchCase> cases = L2Cases(rng);
+  for (const BatchCase& c : cases) RunBatch(c, rng);
+  {
+    ForcePersistentGrid force(0);  // every plan that does not cluster: the persistent kernel
+    RunBatch(cases[1], rng);
+    BatchCase c = cases[1];
+    c.lens = MixedLengths(64, 1500, 16, rng);  // 512 units
+    RunBatch(c, rng);
+  }
+  GraphRun(cases[0], rng);
+  GraphRun(cases[3], rng);
+  {
+    ForcePersistentGrid force(5);
+    GraphRun(cases[1], rng);
+  }
+}
+
+// The balanced plan: ragged batches (lengths 0..16384, page sizes 1/16/64, HND, a window with
+// sinks and soft cap, fp8 (never persistent: the default plan), f16 with RoPE), the benchmark's
+// uniform shapes (requests cut by pieces, merged by their last CTA; no clusters), two query
+// tiles per kv head, more head tiles than pieces, with the L2 evict-first copies, and CUDA
+// graphs (graph mode takes the persistent grid only when forced).
+TEST_CASE("batch decode: balanced persistent plan over ragged batches", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  ForceBalance balance(1);
+  std::vector<BatchCase> cases = L2Cases(rng);
+  cases[4].expect_persistent = 264;  // 16 x 1024: 264 CTAs on the H200, no cluster
+  for (const BatchCase& c : cases) RunBatch(c, rng);
+  {
+    BatchCase c;
+    c.num_qo_heads = 34;  // group 17: two query tiles
+    c.num_kv_heads = 2;
+    c.lens = MixedLengths(15, 9000, 16, rng);
+    RunBatch(c, rng);
+    c.num_qo_heads = c.num_kv_heads = 64;  // 64 head tiles: 4 pieces on 264 slots
+    c.lens = MixedLengths(7, 2000, 16, rng);
+    RunBatch(c, rng);
+  }
+  {
+    ForceL2Hint hint(1);
+    RunBatch(cases[0], rng);
+    BatchCase c = cases[4];
+    c.lens.assign(64, 1024);
+    RunBatch(c, rng);
+  }
+  {
+    ForcePersistentGrid force(0);  // graph mode: forced persistent
+    GraphRun(cases[0], rng);
+    GraphRun(cases[2], rng);
+  }
+}
+
+// Downloads the stamps of `ctas` entries and checks every written one: entry <= issued <= first
+// tile <= end (globaltimer and the SM clock), an SM id below the SM count; returns the sum of
+// the tiles the CTAs counted and the number of CTAs that wrote.
+std::pair<int64_t, int64_t> CheckStamps(const DeviceBuffer& buf, int64_t ctas) {
+  constexpr int kW = attention::kDecodeStampWords;
+  std::vector<unsigned long long> h(size_t(ctas) * kW);
+  buf.Download(h.data(), h.size() * 8);
+  const int sms = *runtime::MultiprocessorCount(TestEngine(), 0);
+  int64_t tiles = 0, written = 0;
+  for (int64_t i = 0; i < ctas; ++i) {
+    const unsigned long long* r = &h[size_t(i) * kW];
+    if (r[0] == 0) continue;
+    ++written;
+    INFO("cta " << i << ": " << r[0] << " " << r[1] << " " << r[2] << " " << r[3] << " cycles "
+                << (r[4] & 0xffffffffull) << " " << (r[4] >> 32) << " " << r[5] << " sm "
+                << (r[6] & 0xffffffffull));
+    CHECK(r[0] <= r[1]);
+    CHECK(r[1] <= r[2]);
+    CHECK(r[2] <= r[3]);
+    CHECK(r[3] - r[0] < 1000000000ull);  // under a second
+    CHECK((r[4] & 0xffffffffull) <= (r[4] >> 32));
+    CHECK((r[4] >> 32) <= r[5]);
+    CHECK(static_cast<int>(r[6] & 0xffffffffull) < sms);
+    tiles += static_cast<int64_t>(r[6] >> 32);
+  }
+  return {tiles, written};
+}
+
+// The tiles of a batch without empty requests or a window: every (request, kv head) reads
+// ceil(len / 64) tiles, however the plan splits it (chunks are whole tiles).
+int64_t ExpectedTiles(const BatchCase& c) {
+  int64_t t = 0;
+  for (int len : c.lens) t += (len + 63) / 64;
+  const int q_tiles = (c.num_qo_heads / c.num_kv_heads + 15) / 16;
+  return t * c.num_kv_heads * q_tiles;
+}
+
+// The stamps variant computes what the default does, on one CTA per unit (unsplit, split and
+// merged by the last CTA, clusters) and on the persistent grid, and each CTA's record is
+// ordered and counts its tiles: their sum is the batch's.
+TEST_CASE("batch decode: per-CTA stamps variant", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  constexpr int64_t kCtas = 1 << 14;
+  DeviceBuffer buf(size_t(kCtas) * attention::kDecodeStampWords * 8);
+  ForceStamps stamps(buf, kCtas);
+  std::vector<BatchCase> cases;
+  auto add = [&](std::vector<int> lens) { return AddCase(cases, 32, 8, std::move(lens)); };
+  add({5000, 1, 16, 17, 900, 16384, 3000});  // split, merged by the last CTA
+  add(std::vector<int>(16, 1024));           // clusters of 2
+  add({1024, 2000, 63, 64, 65});
+  {
+    BatchCase* c = add({1500, 700, 33});
+    c->num_qo_heads = 34;  // group 17: two query tiles
+    c->num_kv_heads = 2;
+    c->page_size = 1;
+  }
+  for (int persistent = 0; persistent < 2; ++persistent) {
+    for (const BatchCase& c : cases) {
+      if (persistent && c.lens.size() == 16) continue;  // clusters are never persistent
+      buf.Fill(0);
+      Synchronize();
+      {
+        ForcePersistentGrid grid(0, /*never=*/!persistent);
+        RunBatch(c, rng);
+      }
+      if (DryRun()) continue;
+      const auto [tiles, written] = CheckStamps(buf, kCtas);
+      INFO(Describe(c) << (persistent ? " persistent" : "") << ": " << written << " CTAs");
+      CHECK(written > 0);
+      CHECK(tiles == ExpectedTiles(c));
+    }
+  }
+}
+
+// Small cases for compute-sanitizer: one split request merged by its last CTA, a cluster, a
+// persistent grid of 3 CTAs, with the L2 evict-first copies and then the stamps variant; the
+// balanced plan (requests cut by pieces).
+TEST_CASE("batch decode: balanced, L2 evict-first and stamps small", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  BatchCase c;
+  c.num_qo_heads = 4;
+  c.num_kv_heads = 1;
+  c.lens = {700, 0, 33};
+  BatchCase cl = c;
+  cl.lens = {1024};
+  {
+    ForceL2Hint hint(1);
+    RunBatch(c, rng);
+    RunBatch(cl, rng);
+    ForcePersistentGrid grid(3);
+    RunBatch(c, rng);
+  }
+  constexpr int64_t kCtas = 64;
+  DeviceBuffer buf(size_t(kCtas) * attention::kDecodeStampWords * 8);
+  {
+    ForceStamps stamps(buf, kCtas);
+    RunBatch(c, rng);
+    RunBatch(cl, rng);
+    ForcePersistentGrid grid(3);
+    RunBatch(c, rng);
+  }
+  ForceBalance balance(1);
+  RunBatch(c, rng);
+  BatchCase two = c;
+  two.num_qo_heads = two.num_kv_heads = 64;  // 4 pieces over 1 + 12 + 1 tiles
+  two.lens = {700, 0, 33};
+  RunBatch(two, rng);
+}
+
+}  // namespace
+}  // namespace flashjit::test
