@@ -69,10 +69,10 @@ struct FLASHJIT_API SamplingTuning {
   // as 1 with session 6's block scans (6 block barriers per digit), 12 as -1 with every form's code
   // in one kernel (the form chosen at run time), 13 as -1 with the launch's form compiled into
   // the kernel (the forms it never takes left out) at every launch shape (-1 takes it in
-  // clusters of 8 and 2), 14 as 13 with digit 3's histogram from each block's own candidates,
-  // its counts pushed into every block of the cluster (kFormDigit3Push; where 13 runs the
-  // cluster exchange and the integer digit scans, else 13). 9-14 compute the same sums and
-  // draw the same tokens as 1.
+  // clusters of 8 and 2; session 9's default), 14 as 13 with digit 3's histogram from each
+  // block's own candidates, its counts pushed into every block of the cluster (kFormDigit3Push;
+  // where 13 runs the cluster exchange and the integer digit scans, else 13; -1 takes it where
+  // its form is compiled in). 9-14 compute the same sums and draw the same tokens as 1.
   int candidates = -1;
   // Threads per block: 32, 64, ..., 1024 (>= 256 with clusters); 0: chosen.
   int threads = 0;

@@ -226,21 +226,22 @@ TEST_CASE("sampling: the two-pass top-p kernel's cluster exchange", "[sampling]"
 }
 
 // The table of forms (kSamplingTopPForms): the default's kForm* bits and digit scans at the
-// benchmark shapes (the cubins `cf43` at B = 1, `cf59` at B = 64; one block per row at B = 256
-// chosen at run time, form 31), and what the A/B values change.
+// benchmark shapes (the cubins `cf107` at B = 1, `cf123` at B = 64, with digit 3's counts pushed
+// since session 10; one block per row at B = 256 chosen at run time, form 31), and what the A/B
+// values change.
 TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]") {
   using ops::ChooseSamplingTopPForm;
   using namespace flashjit::sampling;
   // B = 1 x 128256: clusters of 8 x 512 threads, 16032-element slices.
   ops::SamplingTopPChoice c = ChooseSamplingTopPForm(-1, 8, 512, 16032, 1, 132);
-  CHECK(c.cand_form == 43);
+  CHECK(c.cand_form == (43 | kFormDigit3Push));
   CHECK(c.compiled);
   CHECK(c.fast_scan == 7);
   CHECK(c.exchange);
   CHECK_FALSE(c.lane_columns);
   // B = 64: clusters of 2 (lane columns); B = 256: one 256-thread block per row (the window).
   c = ChooseSamplingTopPForm(-1, 2, 512, 64128, 64, 132);
-  CHECK(c.cand_form == 59);
+  CHECK(c.cand_form == (59 | kFormDigit3Push));
   CHECK(c.compiled);
   c = ChooseSamplingTopPForm(-1, 1, 256, 128256, 256, 132);
   CHECK(c.cand_form == 31);
@@ -272,7 +273,10 @@ TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]
   CHECK(ChooseSamplingTopPForm(14, 8, 256, 4000, 1, 132).cand_form ==
         ChooseSamplingTopPForm(13, 8, 256, 4000, 1, 132).cand_form);
   CHECK(ChooseSamplingTopPForm(14, 1, 256, 128256, 256, 132).cand_form == 31);
-  CHECK(ChooseSamplingTopPForm(-1, 8, 512, 16032, 1, 132).cand_form == 43);
+  CHECK(ChooseSamplingTopPForm(13, 8, 512, 16032, 1, 132).cand_form == 43);
+  CHECK(ChooseSamplingTopPForm(13, 2, 512, 64128, 64, 132).cand_form == 59);
+  // Clusters of 4 (every form's code at run time): no push.
+  CHECK(ChooseSamplingTopPForm(-1, 4, 512, 32064, 16, 132).cand_form == 43);
   CHECK_FALSE(ops::SamplingTopPFormOf(0).two_pass);
   for (int v = 1; v <= 14; ++v) CHECK(ops::SamplingTopPFormOf(v).two_pass);
 }

@@ -5,8 +5,8 @@
 // `--only TEXT`: time only the rows whose name holds TEXT (e.g. "top_p0.9 B=64 V=128256 std1",
 // for a profiler); `--no-sweep`: leave out the split sweep. `--stamps`: also the two-pass top-p
 // kernel's phase breakdown at B = 1 and 64 x 128256 (the variant with phase stamps,
-// SamplingTuning::stamps), for the default and 14 (digit 3's counts pushed), at B = 1 also
-// without the slice cache.
+// SamplingTuning::stamps), for the default and session 9's default (13, digit 3's counts not
+// pushed), at B = 1 also without the slice cache.
 #include <flashjit/sampling.h>
 #include <fmt/format.h>
 
@@ -206,8 +206,8 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
       // Session 10: 13 with digit 3's counts pushed from each block's own candidates
-      // (candidates 14), and without the slice cache (which the default takes in clusters of 8):
-      // the default, 13 and 14.
+      // (candidates 14, the default since session 10 where its form is compiled in), and without
+      // the slice cache (which the default takes in clusters of 8): the default, 13 and 14.
       {"top_p0.9_push",
        [=, &e](int i) {
          SamplingOptions two = opt;
@@ -338,9 +338,9 @@ int main(int argc, char** argv) {
     for (int64_t batch : {1, 64})
       for (float stddev : {1.f, 5.f}) {
         const std::vector<void*> in = RotatedProbs(batch, 128256, stddev);
-        // The default (its form compiled in at B = 1 and 64) and with digit 3's counts pushed
-        // (14); at B = 1 both also without the slice cache.
-        for (int candidates : {-1, 14}) {
+        // The default (its form compiled in at B = 1 and 64, with digit 3's counts pushed since
+        // session 10) and session 9's default (13); at B = 1 both also without the slice cache.
+        for (int candidates : {-1, 13}) {
           StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates);
           if (batch == 1)
             StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates, 0);

@@ -253,14 +253,14 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 //   12 the default's forms chosen at run time (every form's code); 13 the default's forms
 //      compiled in at every launch shape (the default: in clusters of 8 and 2)
 //   14 13 with digit 3's counts pushed (kFormDigit3Push, session 10) where 13 runs the exchange
-//      and the integer digit scans
+//      and the integer digit scans (the default since session 10 where its form is compiled in)
 // Where the default's rules come from (measured on the H200): SamplingLaneColumns and
 // SamplingClusterExchange (sampling_spec.h), the fast scans and the compiled form
 // (sampling_run.cc).
 constexpr uint8_t kAllFormBits = 0xFF;
 constexpr SamplingTopPForm kSamplingTopPForms[16] = {
     // two_pass, bits_mask, lean, window, columns, exchange, fast_scan, compiled, digit3_push
-    {true, kAllFormBits, true, true, -1, true, -1, -1, false},           // -1 the default
+    {true, kAllFormBits, true, true, -1, true, -1, -1, true},            // -1 the default
     {false, kAllFormBits, true, true, 0, false, 0, 0, false},            // 0
     {true, kAllFormBits, true, true, -1, true, -1, 0, false},            // 1
     {true, 0, true, true, 0, false, 0, 0, false},                        // 2
@@ -314,7 +314,11 @@ SamplingTopPChoice ChooseSamplingTopPForm(int candidates, int cluster, int threa
       f.bits_mask;
   c.compiled = f.compiled == 1 || (f.compiled == -1 && (cluster == 8 || cluster == 2));
   // Digit 3's counts pushed (kFormDigit3Push): only where the kernel can run it (the exchange,
-  // the integer digit scans, the form compiled in); elsewhere the form is 13's.
+  // the integer digit scans, the form compiled in: 512-thread blocks in clusters of 8 and 2 for
+  // the default). Measured on the H200 (2026-11-30, session 10, docs/perf/sampling.md; b2b, 14
+  // against 13 in the same call, two runs): B = 1 x 128256 flat -0.66 / -0.69 us, peaked -0.03 /
+  // -0.02; B = 64 x 128256 flat -1.01 / -1.04, peaked +0.18 / +0.27; 64 x 32000 flat -0.90 /
+  // -0.87, peaked -0.02 / -0.10. The default takes it there; 13 is session 9's default.
   if (f.digit3_push && c.exchange && c.fast_scan == 7 && c.compiled && cluster >= 2)
     c.cand_form |= sampling::kFormDigit3Push;
   return c;
