@@ -1,6 +1,7 @@
+# The A/B table of call 1: synced / queued / b2b per row and shape, and each top-p row against the default. Usage: table.py [bench logs]
 import re,sys,collections
 rows=collections.OrderedDict()
-for run,f in enumerate(['bench_top_p1.log','bench_top_p2.log']):
+for run,f in enumerate(sys.argv[1:] or ['call1-bench_top_p1.log','call1-bench_top_p2.log']):
     for l in open(f):
         m=re.match(r'sampling\s+(\S+) (B=\d+ V=\d+ std\d)\s+([\d.]+) us.*queued ([\d.]+) us.*back-to-back ([\d.]+) us',l)
         if not m: continue
