@@ -13,12 +13,12 @@ FLASHJIT_DEVICE void CpAsync16(void* dst, const void* src, bool valid) {
                "r"(src_bytes));
 }
 
-// An L2 cache policy that marks the lines it touches first to be evicted (for data read once).
-FLASHJIT_DEVICE uint64_t L2EvictFirstPolicy() {
-  uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
-  return policy;
-}
+// An L2 cache policy that marks the lines it touches first to be evicted (for data read once):
+// the value `createpolicy.fractional.L2::evict_first.b64 p, 1.0` produces (CUTLASS's
+// CacheHintSm90::EVICT_FIRST), as a constant. The createpolicy instruction itself is not used:
+// NVRTC 13.0's ptxas drops it and leaves the cp.async's descriptor register unset (illegal
+// instruction on the H200, session 10 call 1; also reported against CUDA 13.1 by Marlin).
+FLASHJIT_DEVICE uint64_t L2EvictFirstPolicy() { return 0x12F0000000000000ull; }
 
 // CpAsync16 with an L2 cache policy (L2EvictFirstPolicy).
 FLASHJIT_DEVICE void CpAsync16(void* dst, const void* src, bool valid, uint64_t policy) {

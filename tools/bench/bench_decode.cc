@@ -51,8 +51,8 @@ std::string ShapeKey(const Shape& s) {
 // --once (bench_util): one call of each shape, no timing (for a profiler).
 // --persistent 0|1|auto: sets FLASHJIT_DECODE_PERSISTENT for this process (A/B of the persistent
 // grid: 0 = one CTA per (item, head tile), 1 = every plan that does not cluster, auto = default).
-// --balance 0|1, --l2-hint 0|1: set FLASHJIT_DECODE_BALANCE / FLASHJIT_DECODE_L2_HINT (session
-// 10's A/B: the balanced persistent plan, K/V copies with an L2 evict-first policy).
+// --l2-hint 0|1: sets FLASHJIT_DECODE_L2_HINT (session 10's A/B: K/V copies with an L2
+// evict-first policy).
 // --layout hnd: the paged cache as [pages, 2, Hkv, page, D] (one head's page contiguous) instead
 // of NHD [pages, 2, page, Hkv, D]; the same bytes and page tables.
 // --stamps FILE: diagnostic (FLASHJIT_DECODE_STAMPS=1, the stamps variant): after timing each
@@ -78,8 +78,6 @@ Options ParseOptions(int argc, char** argv) {
         setenv("FLASHJIT_DECODE_PERSISTENT", v.c_str(), 1);
     }
     if (!std::strcmp(argv[i], "--layout") && i + 1 < argc) o.hnd = !std::strcmp(argv[++i], "hnd");
-    if (!std::strcmp(argv[i], "--balance") && i + 1 < argc)
-      setenv("FLASHJIT_DECODE_BALANCE", argv[++i], 1);
     if (!std::strcmp(argv[i], "--l2-hint") && i + 1 < argc)
       setenv("FLASHJIT_DECODE_L2_HINT", argv[++i], 1);
     if (!std::strcmp(argv[i], "--stamps") && i + 1 < argc) {

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <utility>
 
 #include "src/engine/engine_impl.h"
 #include "src/ops/decode/decode_common.h"
@@ -178,13 +177,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   }
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(*s.engine, spec, c.device));
 
-  ops::DecodeSchedule sched = ops::BuildDecodeSchedule(requests, s.limits);
-  // The balanced persistent plan (FLASHJIT_DECODE_BALANCE): every CTA of the grid the same tiles.
-  ops::DecodePersistentPlan balanced;
-  const bool balance = s.persistent_ok && ops::DecodeBalance() && batch_size > 0 &&
-                       s.limits.ctas_per_item <= s.limits.slots;
-  if (balance)
-    balanced = ops::BalancedDecodePlan(requests, s.limits.ctas_per_item, s.limits.slots, &sched);
+  const ops::DecodeSchedule sched = ops::BuildDecodeSchedule(requests, s.limits);
   if (static_cast<int32_t>(sched.work.size()) > s.cap_items)
     return Status::Internal(fmt::format("decode plan: {} work items exceed the capacity {}",
                                         sched.work.size(), s.cap_items));
@@ -198,17 +191,11 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
     longest = std::max<int64_t>(longest, w.kv_end - w.kv_start);
   const int64_t longest_tiles = (longest + attention::kDecodeTileKV - 1) / attention::kDecodeTileKV;
   const bool persistent =
-      balance ||
-      (s.persistent_ok && sched.cluster <= 1 && n_units > 0 &&
-       (s.persistent_mode == ops::kPersistentAlways ||
-        (!c.cuda_graph && ops::DefaultPersistent(n_units, longest_tiles, s.limits.slots))));
+      s.persistent_ok && sched.cluster <= 1 && n_units > 0 &&
+      (s.persistent_mode == ops::kPersistentAlways ||
+       (!c.cuda_graph && ops::DefaultPersistent(n_units, longest_tiles, s.limits.slots)));
   ops::DecodePersistentPlan units;
-  if (balance) {
-    units = std::move(balanced);
-    if (static_cast<int64_t>(units.units.size()) > s.cap_units)
-      return Status::Internal(fmt::format("decode plan: {} units exceed the capacity {}",
-                                          units.units.size(), s.cap_units));
-  } else if (persistent) {
+  if (persistent) {
     const int max_ctas = ops::DecodePersistentMaxCtas();
     units =
         ops::AssignDecodeUnits(sched.work, s.limits.ctas_per_item,

@@ -165,22 +165,6 @@ DecodePersistentMode DecodePersistent() {
 }
 
 namespace {
-std::atomic<int> g_balance_test{-1};
-}  // namespace
-
-bool DecodeBalance() {
-  const int forced = g_balance_test.load(std::memory_order_relaxed);
-  if (forced >= 0) return forced != 0;
-  static const bool kOn = [] {
-    const char* v = std::getenv("FLASHJIT_DECODE_BALANCE");
-    return v && std::strcmp(v, "1") == 0;
-  }();
-  return kOn;
-}
-
-void SetDecodeBalanceForTesting(int mode) { g_balance_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
-
-namespace {
 std::atomic<int> g_pdl_test{-1};
 std::atomic<unsigned long long*> g_stamps{nullptr};
 std::atomic<int> g_stamps_test{-1}, g_l2_test{-1};

@@ -52,13 +52,6 @@ int DecodePersistentMaxCtas();
 // CTAs (0: no limit); mode < 0 restores the knob and the resident capacity.
 void SetDecodePersistentForTesting(int mode, int max_ctas);
 
-// Whether plans of 16-bit KV caches that may go persistent take BalancedDecodePlan (every CTA of
-// the persistent grid the same number of tiles, requests cut at tile boundaries). Knob
-// FLASHJIT_DECODE_BALANCE=0|1 (session 10's A/B); default off.
-bool DecodeBalance();
-// Tests: 1 / 0 force the balanced plan on / off for plans made from now on; < 0 restores the knob.
-void SetDecodeBalanceForTesting(int mode);
-
 // Whether a decode attention launch uses programmatic dependent launch (sm_90+, PDL: the
 // kernel's prologue up to its griddepcontrol.wait, and its block scheduling, overlap the previous
 // kernel's tail; it pays back to back and in CUDA graphs). Default (knob FLASHJIT_DECODE_PDL

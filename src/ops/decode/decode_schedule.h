@@ -77,17 +77,6 @@ struct DecodePersistentPlan {
 DecodePersistentPlan AssignDecodeUnits(const std::vector<attention::DecodeWorkItem>& work,
                                        int ctas_per_item, int ctas);
 
-// A persistent plan that gives every CTA the same number of tiles (session 10, knob
-// FLASHJIT_DECODE_BALANCE): the requests' tiles (one for an empty request), laid end to end in
-// request order, are cut at tile boundaries into P = min(slots / ctas_per_item, tiles) pieces
-// whose sizes differ by at most one tile; CTA k * ctas_per_item + h (h: head tile) walks the
-// items of piece k, so the heads of a piece are grid neighbours. A request that a cut crosses
-// becomes one work item per piece it touches (partials merged by their last CTA). Replaces
-// `sched` (work items in piece order, merge items, partial slots, no cluster) and returns the
-// units. ctas_per_item must be at most `slots`.
-DecodePersistentPlan BalancedDecodePlan(const std::vector<DecodeRequest>& requests,
-                                        int ctas_per_item, int slots, DecodeSchedule* sched);
-
 // Whether the default (FLASHJIT_DECODE_PERSISTENT unset) runs a plan on the persistent grid:
 // more units than `slots` resident CTAs but at most two per CTA, none longer than 32 tiles (2048
 // keys). Measured on the H200 (session 6, bf16 32/8 heads, D 128, b2b): B=64 L=1k (512 units of

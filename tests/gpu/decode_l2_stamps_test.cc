@@ -1,5 +1,5 @@
-// Session 10's decode forms against the fp64 reference: the balanced persistent plan
-// (FLASHJIT_DECODE_BALANCE), K/V copies with an L2 evict-first policy (FLASHJIT_DECODE_L2_HINT)
+// Session 10's decode forms against the fp64 reference: K/V copies with an L2 evict-first policy
+// (FLASHJIT_DECODE_L2_HINT)
 // and the diagnostic stamps variant (FLASHJIT_DECODE_STAMPS), whose per-CTA records are checked
 // for order and for the tiles they count.
 #include <algorithm>
@@ -14,11 +14,6 @@
 namespace flashjit::test {
 namespace {
 
-// Plans made in this scope take the balanced persistent plan (1) or not (0).
-struct ForceBalance {
-  explicit ForceBalance(int mode) { ops::SetDecodeBalanceForTesting(mode); }
-  ~ForceBalance() { ops::SetDecodeBalanceForTesting(-1); }
-};
 // Plans made in this scope take the L2 evict-first copies (1) or not (0).
 struct ForceL2Hint {
   explicit ForceL2Hint(int mode) { ops::SetDecodeL2EvictFirstForTesting(mode); }
@@ -160,41 +155,6 @@ TEST_CASE("batch decode: L2 evict-first K/V copies over ragged batches", "[gpu][
   }
 }
 
-// The balanced plan: ragged batches (lengths 0..16384, page sizes 1/16/64, HND, a window with
-// sinks and soft cap, fp8 (never persistent: the default plan), f16 with RoPE), the benchmark's
-// uniform shapes (requests cut by pieces, merged by their last CTA; no clusters), two query
-// tiles per kv head, more head tiles than pieces, with the L2 evict-first copies, and CUDA
-// graphs (graph mode takes the persistent grid only when forced).
-TEST_CASE("batch decode: balanced persistent plan over ragged batches", "[gpu][decode]") {
-  std::mt19937 rng(Seed());
-  ForceBalance balance(1);
-  std::vector<BatchCase> cases = L2Cases(rng);
-  cases[4].expect_persistent = 264;  // 16 x 1024: 264 CTAs on the H200, no cluster
-  for (const BatchCase& c : cases) RunBatch(c, rng);
-  {
-    BatchCase c;
-    c.num_qo_heads = 34;  // group 17: two query tiles
-    c.num_kv_heads = 2;
-    c.lens = MixedLengths(15, 9000, 16, rng);
-    RunBatch(c, rng);
-    c.num_qo_heads = c.num_kv_heads = 64;  // 64 head tiles: 4 pieces on 264 slots
-    c.lens = MixedLengths(7, 2000, 16, rng);
-    RunBatch(c, rng);
-  }
-  {
-    ForceL2Hint hint(1);
-    RunBatch(cases[0], rng);
-    BatchCase c = cases[4];
-    c.lens.assign(64, 1024);
-    RunBatch(c, rng);
-  }
-  {
-    ForcePersistentGrid force(0);  // graph mode: forced persistent
-    GraphRun(cases[0], rng);
-    GraphRun(cases[2], rng);
-  }
-}
-
 // Downloads the stamps of `ctas` entries and checks every written one: entry <= issued <= first
 // tile <= end (globaltimer and the SM clock), an SM id below the SM count; returns the sum of
 // the tiles the CTAs counted and the number of CTAs that wrote.
@@ -270,9 +230,8 @@ TEST_CASE("batch decode: per-CTA stamps variant", "[gpu][decode]") {
 }
 
 // Small cases for compute-sanitizer: one split request merged by its last CTA, a cluster, a
-// persistent grid of 3 CTAs, with the L2 evict-first copies and then the stamps variant; the
-// balanced plan (requests cut by pieces).
-TEST_CASE("batch decode: balanced, L2 evict-first and stamps small", "[gpu][decode]") {
+// persistent grid of 3 CTAs, with the L2 evict-first copies and then the stamps variant.
+TEST_CASE("batch decode: L2 evict-first and stamps small", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   BatchCase c;
   c.num_qo_heads = 4;
@@ -296,12 +255,6 @@ TEST_CASE("batch decode: balanced, L2 evict-first and stamps small", "[gpu][deco
     ForcePersistentGrid grid(3);
     RunBatch(c, rng);
   }
-  ForceBalance balance(1);
-  RunBatch(c, rng);
-  BatchCase two = c;
-  two.num_qo_heads = two.num_kv_heads = 64;  // 4 pieces over 1 + 12 + 1 tiles
-  two.lens = {700, 0, 33};
-  RunBatch(two, rng);
 }
 
 }  // namespace
