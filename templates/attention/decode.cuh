@@ -2,8 +2,7 @@
 // tile of 16 query heads), 4 warps, a cp.async pipeline of kStages tiles of 64 keys.
 //
 // Variant: DTypeQ (q, out and the tensor-core type), DTypeKV (16-bit = DTypeQ, or fp8),
-// kHeadDim, kStages, kSoftCap, kAlibi, kRope; kL2EvictFirst (K/V copied with an L2
-// evict-first policy), kStamps (diagnostic timestamps).
+// kHeadDim, kStages, kSoftCap, kAlibi, kRope; kStamps (diagnostic timestamps).
 #pragma once
 
 #include "attention/decode_epilogue.cuh"
@@ -19,28 +18,39 @@ namespace flashjit::attention {
 // every output come after it.
 
 // Diagnostic stamps (variants with kStamps; DecodeParams::stamps, kDecodeStampWords per CTA):
-// thread 0 keeps them in registers and writes them at the CTA's end.
+// thread 0 keeps them in registers and writes them at the CTA's end. Marks 0..3 (globaltimer and
+// clock64): entry, the prologue's copies issued, the first tile landed, the end; marks 4 and 5
+// (clock64 only): the plan's record read (work item and count, or the unit), past
+// griddepcontrol.wait.
 struct DecodeStampRegs {
-  unsigned long long t[4];  // %globaltimer: entry, copies issued, first tile landed, end
-  long long c[4];           // clock64 at the same points
+  unsigned long long t[4];
+  long long c[6];
   FLASHJIT_DEVICE void Mark(int i) {
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t[i]));
+    if (i < 4) asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t[i])::"memory");
     c[i] = clock64();
   }
-  FLASHJIT_DEVICE void Write(const DecodeParams& p, int tiles, int units) const {
+  // Mark(i) once `v` is known (the loads it depends on have landed).
+  FLASHJIT_DEVICE void MarkAfter(int i, int v) {
+    asm volatile("" ::"r"(v));
+    Mark(i);
+  }
+  FLASHJIT_DEVICE void Write(const DecodeParams& p, int tiles) const {
     uint32_t sm;
     asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
     const int cta = static_cast<int>(blockIdx.x + blockIdx.y * gridDim.x);
     unsigned long long* out = p.stamps + static_cast<int64_t>(cta) * kDecodeStampWords;
+    auto pair = [&](int a, int b) {
+      return static_cast<unsigned long long>(static_cast<uint32_t>(c[a] - c[0])) |
+             (static_cast<unsigned long long>(static_cast<uint32_t>(c[b] - c[0])) << 32);
+    };
     out[0] = t[0];
     out[1] = t[1];
     out[2] = t[2];
     out[3] = t[3];
-    out[4] = static_cast<unsigned long long>(static_cast<uint32_t>(c[1] - c[0])) |
-             (static_cast<unsigned long long>(static_cast<uint32_t>(c[2] - c[0])) << 32);
+    out[4] = pair(1, 2);
     out[5] = static_cast<unsigned long long>(c[3] - c[0]);
     out[6] = sm | (static_cast<unsigned long long>(static_cast<uint32_t>(tiles)) << 32);
-    out[7] = static_cast<unsigned long long>(units);
+    out[7] = pair(4, 5);
   }
 };
 
@@ -182,7 +192,8 @@ struct DecodeUnitView {
 // only one not in flight then), swizzled to fit it. The next unit's query is read into registers
 // during the last tile.
 template <class V>
-FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& first) {
+FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& first,
+                                      DecodeStampRegs& stamp) {
   using T = typename V::DTypeQ;
   using TKV = typename V::DTypeKV;
   constexpr int kD = V::kHeadDim, kStages = V::kStages, kTile = kDecodeTileKV;
@@ -190,7 +201,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   static_assert(
       DecodeEpilogueBytes(kD) - kDecodeThreads / 32 * kDecodeQTile * 8 * 4 == 2 * kTile * kD * 2,
       "the swizzled epilogue fills exactly one stage");
-  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads, V::kL2EvictFirst>;
+  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
   extern __shared__ __align__(128) char smem[];
   constexpr int kRegionA = DecodePipelineBytes(kD, sizeof(TKV), kStages) > DecodeEpilogueBytes(kD)
                                ? DecodePipelineBytes(kD, sizeof(TKV), kStages)
@@ -199,11 +210,6 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   float* stats = reinterpret_cast<float*>(smem + kRegionA + kDecodeQTile * kD * 2);
   auto k_stage = [&](int s) { return smem + s * 2 * Loader::kTileBytes; };
   auto v_stage = [&](int s) { return smem + (s * 2 + 1) * Loader::kTileBytes; };
-  DecodeStampRegs stamp;
-  if constexpr (V::kStamps) {
-    if (threadIdx.x == 0) stamp.Mark(0);
-  }
-  int stamp_units = 1;
 
   // Issue side: the unit whose tiles are being issued, the next tile of it, and the unit after
   // it (read when the cursor entered `iu`).
@@ -325,7 +331,6 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
     DecodeEpilogue<V, true>(p, cu.w, merge_item, state, cu.head_tile, v.qh0, v.rows,
                             reinterpret_cast<float*>(k_stage(g % kStages)), stats);
     if (cu.next < 0) break;
-    ++stamp_units;
     cu = cnext;
     if (cu.next >= 0) cnext = LoadUnit(p.units + cu.next);
     v = nv;
@@ -339,7 +344,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   if constexpr (V::kStamps) {
     if (threadIdx.x == 0) {
       stamp.Mark(3);
-      stamp.Write(p, g + 1, stamp_units);
+      stamp.Write(p, g + 1);
     }
   }
 }
@@ -353,7 +358,7 @@ __device__ void decode_attention(const DecodeParams& p) {
   // (the rotation needs them); other fp8 variants convert in registers (DecodeWarp::kFp8Regs).
   constexpr bool kConvert = sizeof(TKV) == 1 && V::kRope;
   static_assert(kStages >= 2, "the pipeline needs at least two stages");
-  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads, V::kL2EvictFirst>;
+  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
 
   DecodeStampRegs stamp;
   if constexpr (V::kStamps) {
@@ -371,6 +376,9 @@ __device__ void decode_attention(const DecodeParams& p) {
   const int rows = min(kDecodeQTile, p.group_size - (head_tile % p.q_tiles) * kDecodeQTile);
   const int qpos = w.kv_len - 1;
   const int key_lo = p.window_left >= 0 ? max(w.kv_start, qpos - p.window_left) : w.kv_start;
+  if constexpr (V::kStamps) {
+    if (threadIdx.x == 0) stamp.MarkAfter(4, key_lo + w.kv_end + w.page_begin + num_items);
+  }
 
   extern __shared__ __align__(128) char smem[];
   constexpr int kRegionA = DecodePipelineBytes(kD, sizeof(TKV), kStages) > DecodeEpilogueBytes(kD)
@@ -385,6 +393,9 @@ __device__ void decode_attention(const DecodeParams& p) {
   DecodeMergeItem merge_item = {};
   if (w.merge >= 0 && p.merge_counters) merge_item = p.merge_items[w.merge];
   GridDependencyWait();  // PDL: nothing below may run before the previous kernel's end
+  if constexpr (V::kStamps) {
+    if (threadIdx.x == 0) stamp.Mark(5);
+  }
 
   // Prologue: the page ids of the first kStages - 1 tiles (all loads in flight together), their
   // copies, the page ids of the next tile, then the query.
@@ -468,7 +479,7 @@ __device__ void decode_attention(const DecodeParams& p) {
     if (threadIdx.x == 0) {
       if (n_tiles == 0) stamp.Mark(2);  // no tile: 'landed' = the end
       stamp.Mark(3);
-      stamp.Write(p, n_tiles, item);
+      stamp.Write(p, n_tiles);
     }
   }
 }
@@ -479,13 +490,23 @@ __device__ void decode_attention(const DecodeParams& p) {
 template <class V>
 __device__ void decode_persistent(const DecodeParams& p) {
   if constexpr (sizeof(typename V::DTypeKV) == 2) {
+    DecodeStampRegs stamp;
+    if constexpr (V::kStamps) {
+      if (threadIdx.x == 0) stamp.Mark(0);
+    }
     GridLaunchDependents();
     const int cta = static_cast<int>(blockIdx.x);
     const int ctas = *p.persistent_ctas;
     const DecodeUnit first = LoadUnit(p.units + cta);  // the grid never exceeds the capacity
     if (cta >= ctas || first.head_tile < 0) return;
+    if constexpr (V::kStamps) {
+      if (threadIdx.x == 0) stamp.MarkAfter(4, first.w.kv_start + first.w.page_begin + ctas);
+    }
     GridDependencyWait();  // PDL: the plan's units above, everything else below
-    DecodePersistent<V>(p, first);
+    if constexpr (V::kStamps) {
+      if (threadIdx.x == 0) stamp.Mark(5);
+    }
+    DecodePersistent<V>(p, first, stamp);
   } else {
     __trap();  // plans of fp8 caches are never persistent
   }

@@ -107,8 +107,8 @@ FLASHJIT_CHECK_PARAMS(DecodeParams, 272);
 // The words a stamps variant writes per CTA: %globaltimer (ns) at entry, after the prologue's
 // copies were issued, when the first tile had landed, and at the end; then the SM clock's
 // cycles from entry to the issue (low 32 bits) and to the first tile (high 32), from entry to
-// the end, the SM id (low 32) and the CTA's tiles (high 32), and the CTA's units (persistent) or
-// work item.
+// the end, the SM id (low 32) and the CTA's tiles (high 32), and the cycles from entry to the
+// plan's record read (low 32) and to past griddepcontrol.wait (high 32).
 constexpr int kDecodeStampWords = 8;
 
 #if FLASHJIT_HAS_DEVICE

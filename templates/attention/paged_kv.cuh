@@ -20,10 +20,8 @@ FLASHJIT_DEVICE int SwizzledChunk(int row, int chunk) {
 
 // Loads tiles of K and V for one (work item, kv head). Each thread copies a fixed chunk column
 // of kRows rows; the page ids of the next tile are read one tile ahead so that the page table
-// lookup is off the critical path. kEvictFirst: K and V are copied with an L2 evict-first
-// policy (they are read once per call), so that the small data every call reads again (plan
-// records, page tables, q) stays in the L2 across calls.
-template <class TKV, int kHeadDim, int kTile, int kThreads, bool kEvictFirst = false>
+// lookup is off the critical path.
+template <class TKV, int kHeadDim, int kTile, int kThreads>
 struct PagedTileLoader {
   static constexpr int kChunks = kHeadDim * static_cast<int>(sizeof(TKV)) / 16;  // per row
   static constexpr int kElemsPerChunk = 16 / static_cast<int>(sizeof(TKV));
@@ -40,10 +38,8 @@ struct PagedTileLoader {
   int kv_end;
   int chunk, row0;
   int32_t next_page[kRows];  // page id of each row of the tile fetched next
-  uint64_t policy;           // kEvictFirst only
 
   FLASHJIT_DEVICE void Init(const DecodeParams& p, const DecodeWorkItem& w, int kv_head) {
-    if constexpr (kEvictFirst) policy = L2EvictFirstPolicy();
     chunk = threadIdx.x % kChunks;
     row0 = threadIdx.x / kChunks;
     const int64_t head_bytes = kv_head * p.kv_head_stride * static_cast<int64_t>(sizeof(TKV));
@@ -88,13 +84,8 @@ struct PagedTileLoader {
                                    : tok;
       const int64_t off = valid ? pages[i] * page_stride_bytes + in_page * token_stride_bytes : 0;
       const int dst = SwizzledChunk<kChunks>(row, chunk) * 16;
-      if constexpr (kEvictFirst) {
-        CpAsync16(k_tile + dst, k_base + off, valid, policy);
-        CpAsync16(v_tile + dst, v_base + off, valid, policy);
-      } else {
-        CpAsync16(k_tile + dst, k_base + off, valid);
-        CpAsync16(v_tile + dst, v_base + off, valid);
-      }
+      CpAsync16(k_tile + dst, k_base + off, valid);
+      CpAsync16(v_tile + dst, v_base + off, valid);
     }
   }
 };

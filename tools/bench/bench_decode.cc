@@ -51,8 +51,6 @@ std::string ShapeKey(const Shape& s) {
 // --once (bench_util): one call of each shape, no timing (for a profiler).
 // --persistent 0|1|auto: sets FLASHJIT_DECODE_PERSISTENT for this process (A/B of the persistent
 // grid: 0 = one CTA per (item, head tile), 1 = every plan that does not cluster, auto = default).
-// --l2-hint 0|1: sets FLASHJIT_DECODE_L2_HINT (session 10's A/B: K/V copies with an L2
-// evict-first policy).
 // --layout hnd: the paged cache as [pages, 2, Hkv, page, D] (one head's page contiguous) instead
 // of NHD [pages, 2, page, Hkv, D]; the same bytes and page tables.
 // --stamps FILE: diagnostic (FLASHJIT_DECODE_STAMPS=1, the stamps variant): after timing each
@@ -78,8 +76,6 @@ Options ParseOptions(int argc, char** argv) {
         setenv("FLASHJIT_DECODE_PERSISTENT", v.c_str(), 1);
     }
     if (!std::strcmp(argv[i], "--layout") && i + 1 < argc) o.hnd = !std::strcmp(argv[++i], "hnd");
-    if (!std::strcmp(argv[i], "--l2-hint") && i + 1 < argc)
-      setenv("FLASHJIT_DECODE_L2_HINT", argv[++i], 1);
     if (!std::strcmp(argv[i], "--stamps") && i + 1 < argc) {
       o.stamps = argv[++i];
       setenv("FLASHJIT_DECODE_STAMPS", "1", 1);
@@ -103,8 +99,9 @@ bench::Timings Time(const std::function<void(int)>& run) { return bench::TimeCal
 // Summary (µs; t0 = the first CTA's entry): span = t0 .. the last CTA's end; ramp = spread of the
 // entries of the first wave (the CTAs that entered before any CTA ended); issued / landed = entry
 // to the prologue's copies issued / to the first tile landed (median and max over the first wave,
-// from the SM clock); sm-tail = spread of the SMs' last ends; busy = sum over the SMs of
-// (last end - first entry) / (SMs x span); ideal = bytes / 4.6 TB/s.
+// from the SM clock), item / wait = entry to the plan's record read / past griddepcontrol.wait;
+// sm-tail = spread of the SMs' last ends; busy = sum over the SMs of (last end - first entry) /
+// (SMs x span); ideal = bytes / 4.6 TB/s.
 void StampShape(const std::function<void(int)>& run, const std::string& path, const Shape& s,
                 double bytes, bool hnd) {
   constexpr int64_t kCtas = 1 << 16;
@@ -133,9 +130,8 @@ void StampShape(const std::function<void(int)>& run, const std::string& path, co
       throw std::runtime_error("cuMemcpyDtoH");
     struct Cta {
       double t[4];
-      double issue_cyc, land_cyc, end_cyc;
+      double item_cyc, wait_cyc, issue_cyc, land_cyc, end_cyc;
       int sm, tiles;
-      long long units;
     };
     std::vector<Cta> ctas;
     unsigned long long t0 = ~0ull;
@@ -151,15 +147,17 @@ void StampShape(const std::function<void(int)>& run, const std::string& path, co
       c.end_cyc = double(r[5]);
       c.sm = int(r[6] & 0xffffffffull);
       c.tiles = int(r[6] >> 32);
-      c.units = static_cast<long long>(r[7]);
+      c.item_cyc = double(r[7] & 0xffffffffull);
+      c.wait_cyc = double(r[7] >> 32);
       ctas.push_back(c);
       if (f)
         std::fprintf(f,
-                     "%s B=%d L=%d %s %s cta %lld sm %d tiles %d units %lld t %.3f %.3f %.3f %.3f "
-                     "cyc %.0f %.0f %.0f\n",
+                     "%s B=%d L=%d %s %s cta %lld sm %d tiles %d t %.3f %.3f %.3f %.3f "
+                     "cyc item %.0f wait %.0f issued %.0f landed %.0f end %.0f\n",
                      s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len, hnd ? "hnd" : "nhd",
-                     mode ? "b2b" : "alone", static_cast<long long>(i), c.sm, c.tiles, c.units,
-                     c.t[0], c.t[1], c.t[2], c.t[3], c.issue_cyc, c.land_cyc, c.end_cyc);
+                     mode ? "b2b" : "alone", static_cast<long long>(i), c.sm, c.tiles, c.t[0],
+                     c.t[1], c.t[2], c.t[3], c.item_cyc, c.wait_cyc, c.issue_cyc, c.land_cyc,
+                     c.end_cyc);
     }
     if (ctas.empty()) continue;
     double span = 0, first_end = 1e30, ghz_num = 0, ghz_den = 0;
@@ -169,12 +167,14 @@ void StampShape(const std::function<void(int)>& run, const std::string& path, co
       if (c.t[3] - c.t[0] > 5) ghz_num += c.end_cyc, ghz_den += (c.t[3] - c.t[0]) * 1e3;
     }
     const double ghz = ghz_den > 0 ? ghz_num / ghz_den : 1.98;
-    std::vector<double> starts, issued, landed;
+    std::vector<double> starts, items, waits, issued, landed;
     std::vector<double> sm_first(1024, 1e30), sm_last(1024, -1);
     std::vector<int> sm_ctas(1024, 0);
     for (const Cta& c : ctas) {
       if (c.t[0] < first_end) {
         starts.push_back(c.t[0]);
+        items.push_back(c.item_cyc / ghz / 1e3);
+        waits.push_back(c.wait_cyc / ghz / 1e3);
         issued.push_back(c.issue_cyc / ghz / 1e3);
         landed.push_back(c.land_cyc / ghz / 1e3);
       }
@@ -206,12 +206,14 @@ void StampShape(const std::function<void(int)>& run, const std::string& path, co
     const int distinct = int(std::unique(st.begin(), st.end()) - st.begin());
     fmt::print(
         "stamps {} B={} L={} {} {}: ctas {} sms {} max/sm {} span {:.2f} ramp {:.2f} (wave {}, "
-        "{} distinct) issued {:.2f}/{:.2f} landed {:.2f}/{:.2f} first-end {:.2f} sm-tail {:.2f} "
+        "{} distinct) item {:.2f}/{:.2f} wait {:.2f} issued {:.2f}/{:.2f} landed {:.2f}/{:.2f} "
+        "first-end {:.2f} sm-tail {:.2f} "
         "busy {:.1f}% (of 132) ideal {:.2f} clk {:.2f} GHz\n",
         s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len, hnd ? "hnd" : "nhd",
         mode ? "b2b" : "alone", ctas.size(), sms, max_per_sm, span, mx(starts), starts.size(),
-        distinct, med(issued), mx(issued), med(landed), mx(landed), first_end, last_max - last_min,
-        100.0 * busy / (132.0 * span), bytes / 4.6e6, ghz);
+        distinct, med(items), mx(items), med(waits), med(issued), mx(issued), med(landed),
+        mx(landed), first_end, last_max - last_min, 100.0 * busy / (132.0 * span), bytes / 4.6e6,
+        ghz);
   }
   if (f) std::fclose(f);
 }

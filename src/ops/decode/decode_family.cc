@@ -26,8 +26,6 @@ const spec::OpFamily* DecodeFamily() {
         spec::BoolField("soft_cap", false, "cap", "logits soft cap: cap * tanh(x / cap)"),
         spec::BoolField("alibi", false, "alibi", "ALiBi position bias"),
         spec::BoolField("rope", false, "rope", "RoPE on q and k inside the kernel"),
-        spec::BoolField("l2_evict_first", false, "l2ef",
-                        "K/V tiles copied with an L2 evict-first cache policy"),
         spec::BoolField("stamps", false, "stamp",
                         "diagnostic: per-CTA %globaltimer / clock stamps into params.stamps"),
     };
@@ -58,12 +56,11 @@ const spec::OpFamily* DecodeFamily() {
           "  using DTypeQ = {};\n  using DTypeKV = {};\n  static constexpr int kThreads = 128;\n"
           "  static constexpr int kHeadDim = {};\n  static constexpr int kStages = {};\n"
           "  static constexpr bool kSoftCap = {};\n  static constexpr bool kAlibi = {};\n"
-          "  static constexpr bool kRope = {};\n  static constexpr bool kStamps = {};\n"
-          "  static constexpr bool kL2EvictFirst = {};\n",
+          "  static constexpr bool kRope = {};\n  static constexpr bool kStamps = {};\n",
           spec::CxxType(s["dtype_q"].get<std::string>()),
           spec::CxxType(s["dtype_kv"].get<std::string>()), s["head_dim"].get<int>(),
           s["stages"].get<int>(), s["soft_cap"].get<bool>(), s["alibi"].get<bool>(),
-          s["rope"].get<bool>(), s["stamps"].get<bool>(), s["l2_evict_first"].get<bool>());
+          s["rope"].get<bool>(), s["stamps"].get<bool>());
     };
     return f;
   }();
@@ -83,7 +80,6 @@ Result<VariantSpec> DecodeSpec::ToVariant() const {
                                      {"soft_cap", soft_cap != 0},
                                      {"alibi", alibi != 0},
                                      {"rope", rope != 0},
-                                     {"l2_evict_first", l2_evict_first != 0},
                                      {"stamps", stamps != 0}});
 }
 
@@ -129,7 +125,6 @@ DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_c
   s.soft_cap = soft_cap;
   s.alibi = alibi;
   s.rope = rope;
-  s.l2_evict_first = DecodeL2EvictFirst();
   s.stamps = DecodeStamps();
   return s;
 }

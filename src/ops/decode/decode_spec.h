@@ -19,8 +19,8 @@ struct DecodeSpec {
   uint8_t soft_cap = 0;
   uint8_t alibi = 0;
   uint8_t rope = 0;
-  uint8_t l2_evict_first = 0;  // K/V copies with an L2 evict-first policy (DecodeL2EvictFirst)
-  uint8_t stamps = 0;          // diagnostic: per-CTA timestamps into DecodeParams::stamps
+  uint8_t stamps = 0;     // diagnostic: per-CTA timestamps into DecodeParams::stamps
+  uint8_t reserved_ = 0;  // 0: keeps the struct free of padding (its bytes are the cache key)
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -29,14 +29,9 @@ struct DecodeSpec {
 // variant, which writes per-CTA timestamps (DecodeParams::stamps, kDecodeStampWords words per
 // CTA) into the buffer given by SetDecodeStampsBuffer (launches fail without one).
 bool DecodeStamps();
-// Whether K/V tiles are copied with an L2 evict-first policy, so that what every call reads
-// again (plan records, page tables, q) stays in the L2 while K/V stream through it. Knob
-// FLASHJIT_DECODE_L2_HINT=0|1 (session 10's A/B); default off.
-bool DecodeL2EvictFirst();
-// Tests: 1 / 0 force the stamps variant / the L2 evict-first copies on / off for plans made from
-// now on; < 0 restores the knob.
+// Tests: 1 / 0 force the stamps variant on / off for plans made from now on; < 0 restores the
+// knob.
 void SetDecodeStampsForTesting(int mode);
-void SetDecodeL2EvictFirstForTesting(int mode);
 void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas);
 
 // Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.

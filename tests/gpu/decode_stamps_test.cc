@@ -1,7 +1,7 @@
-// Session 10's decode forms against the fp64 reference: K/V copies with an L2 evict-first policy
-// (FLASHJIT_DECODE_L2_HINT)
-// and the diagnostic stamps variant (FLASHJIT_DECODE_STAMPS), whose per-CTA records are checked
-// for order and for the tiles they count.
+// The diagnostic stamps variant of decode (FLASHJIT_DECODE_STAMPS, session 10) against the fp64
+// reference, and its per-CTA records: ordered marks, an SM id in range, and tiles that sum to the
+// batch's, on one CTA per unit (unsplit, split and merged by the last CTA, clusters), on the
+// persistent grid and in a CUDA graph.
 #include <algorithm>
 #include <vector>
 
@@ -14,11 +14,6 @@
 namespace flashjit::test {
 namespace {
 
-// Plans made in this scope take the L2 evict-first copies (1) or not (0).
-struct ForceL2Hint {
-  explicit ForceL2Hint(int mode) { ops::SetDecodeL2EvictFirstForTesting(mode); }
-  ~ForceL2Hint() { ops::SetDecodeL2EvictFirstForTesting(-1); }
-};
 // Plans made in this scope take the stamps variant; launches write into `buf`.
 struct ForceStamps {
   ForceStamps(DeviceBuffer& buf, int64_t ctas) {
@@ -40,8 +35,9 @@ struct ForcePersistentGrid {
   ~ForcePersistentGrid() { ops::SetDecodePersistentForTesting(-1, 0); }
 };
 
-// One plan captured into a CUDA graph (graph mode: merges through the workspace) and replayed
-// twice over poisoned outputs, each replay checked against the fp64 reference.
+// One plan captured into a CUDA graph (graph mode: merges through the workspace; the persistent
+// grid only when forced) and replayed twice over poisoned outputs, each replay checked against
+// the fp64 reference.
 void GraphRun(const BatchCase& c, std::mt19937& rng) {
   const int hq = c.num_qo_heads, d = c.head_dim, b = static_cast<int>(c.lens.size());
   PagedCache pc = BuildCache(c, rng);
@@ -101,63 +97,10 @@ void GraphRun(const BatchCase& c, std::mt19937& rng) {
   api.cuStreamDestroy(stream);
 }
 
-// The cases of the L2 evict-first form: ragged batches (lengths 0..16384, page sizes 1/16/64,
-// HND and separate K/V, split requests merged by their last CTA), uniform batches merged by
-// clusters of 2 and 8, fp8 KV, f16 with RoPE, soft cap with a window and sinks.
-std::vector<BatchCase> L2Cases(std::mt19937& rng) {
-  std::vector<BatchCase> cases;
-  auto add = [&](std::vector<int> lens) { return AddCase(cases, 32, 8, std::move(lens)); };
-  for (int ps : {1, 16, 64}) {
-    BatchCase* c = add(MixedLengths(ps == 1 ? 9 : 20, ps == 1 ? 3000 : 16384, ps, rng));
-    c->page_size = ps;
-  }
-  {
-    BatchCase* c = add(MixedLengths(12, 5000, 16, rng));
-    c->num_qo_heads = 16;
-    c->num_kv_heads = 2;
-    c->layout = KVLayout::kHND;
-    c->combined = false;
-  }
-  add(std::vector<int>(16, 1024));  // clusters of 2
-  add({1024});                      // a cluster of 8
-  add(MixedLengths(10, 3000, 16, rng))->kv_dtype = DType::kF8E4M3;
-  {
-    BatchCase* c = add(MixedLengths(10, 3000, 16, rng));
-    c->q_dtype = c->kv_dtype = DType::kF16;
-    c->options.rope = true;
-  }
-  {
-    BatchCase* c = add({3000, 17, 2500});
-    c->options.window_left = 1000;
-    c->options.logits_soft_cap = 5.f;
-    c->sinks = true;
-  }
-  return cases;
-}
-
-TEST_CASE("batch decode: L2 evict-first K/V copies over ragged batches", "[gpu][decode]") {
-  std::mt19937 rng(Seed());
-  ForceL2Hint hint(1);
-  const std::vector<BatchCase> cases = L2Cases(rng);
-  for (const BatchCase& c : cases) RunBatch(c, rng);
-  {
-    ForcePersistentGrid force(0);  // every plan that does not cluster: the persistent kernel
-    RunBatch(cases[1], rng);
-    BatchCase c = cases[1];
-    c.lens = MixedLengths(64, 1500, 16, rng);  // 512 units
-    RunBatch(c, rng);
-  }
-  GraphRun(cases[0], rng);
-  GraphRun(cases[3], rng);
-  {
-    ForcePersistentGrid force(5);
-    GraphRun(cases[1], rng);
-  }
-}
-
 // Downloads the stamps of `ctas` entries and checks every written one: entry <= issued <= first
-// tile <= end (globaltimer and the SM clock), an SM id below the SM count; returns the sum of
-// the tiles the CTAs counted and the number of CTAs that wrote.
+// tile <= end (globaltimer and the SM clock), entry <= record read <= past the wait <= issued
+// (SM clock), an SM id below the SM count; returns the sum of the tiles the CTAs counted and the
+// number of CTAs that wrote.
 std::pair<int64_t, int64_t> CheckStamps(const DeviceBuffer& buf, int64_t ctas) {
   constexpr int kW = attention::kDecodeStampWords;
   std::vector<unsigned long long> h(size_t(ctas) * kW);
@@ -168,33 +111,38 @@ std::pair<int64_t, int64_t> CheckStamps(const DeviceBuffer& buf, int64_t ctas) {
     const unsigned long long* r = &h[size_t(i) * kW];
     if (r[0] == 0) continue;
     ++written;
+    const unsigned long long lo32 = 0xffffffffull;
     INFO("cta " << i << ": " << r[0] << " " << r[1] << " " << r[2] << " " << r[3] << " cycles "
-                << (r[4] & 0xffffffffull) << " " << (r[4] >> 32) << " " << r[5] << " sm "
-                << (r[6] & 0xffffffffull));
+                << (r[7] & lo32) << " " << (r[7] >> 32) << " " << (r[4] & lo32) << " "
+                << (r[4] >> 32) << " " << r[5] << " sm " << (r[6] & lo32));
     CHECK(r[0] <= r[1]);
     CHECK(r[1] <= r[2]);
     CHECK(r[2] <= r[3]);
     CHECK(r[3] - r[0] < 1000000000ull);  // under a second
-    CHECK((r[4] & 0xffffffffull) <= (r[4] >> 32));
+    CHECK((r[7] & lo32) <= (r[7] >> 32));
+    CHECK((r[7] >> 32) <= (r[4] & lo32));
+    CHECK((r[4] & lo32) <= (r[4] >> 32));
     CHECK((r[4] >> 32) <= r[5]);
-    CHECK(static_cast<int>(r[6] & 0xffffffffull) < sms);
+    CHECK(static_cast<int>(r[6] & lo32) < sms);
     tiles += static_cast<int64_t>(r[6] >> 32);
   }
   return {tiles, written};
 }
 
-// The tiles of a batch without empty requests or a window: every (request, kv head) reads
-// ceil(len / 64) tiles, however the plan splits it (chunks are whole tiles).
-int64_t ExpectedTiles(const BatchCase& c) {
+// The tiles of a batch without a window: every (request, kv head) reads ceil(len / 64) tiles,
+// however the plan splits it (chunks are whole tiles); an empty request takes none on one CTA per
+// unit and one (zero-filled) on the persistent grid.
+int64_t ExpectedTiles(const BatchCase& c, bool persistent) {
   int64_t t = 0;
-  for (int len : c.lens) t += (len + 63) / 64;
+  for (int len : c.lens) t += std::max(persistent ? 1 : 0, (len + 63) / 64);
   const int q_tiles = (c.num_qo_heads / c.num_kv_heads + 15) / 16;
   return t * c.num_kv_heads * q_tiles;
 }
 
 // The stamps variant computes what the default does, on one CTA per unit (unsplit, split and
-// merged by the last CTA, clusters) and on the persistent grid, and each CTA's record is
-// ordered and counts its tiles: their sum is the batch's.
+// merged by the last CTA, clusters of 2 and 8) and on the persistent grid, over ragged batches
+// (lengths 0..16384, page sizes 1/16/64, HND), and each CTA's record is ordered and counts its
+// tiles: their sum is the batch's. Then CUDA graphs (workspace merges; a forced persistent grid).
 TEST_CASE("batch decode: per-CTA stamps variant", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   constexpr int64_t kCtas = 1 << 14;
@@ -204,6 +152,7 @@ TEST_CASE("batch decode: per-CTA stamps variant", "[gpu][decode]") {
   auto add = [&](std::vector<int> lens) { return AddCase(cases, 32, 8, std::move(lens)); };
   add({5000, 1, 16, 17, 900, 16384, 3000});  // split, merged by the last CTA
   add(std::vector<int>(16, 1024));           // clusters of 2
+  add({1024});                               // a cluster of 8
   add({1024, 2000, 63, 64, 65});
   {
     BatchCase* c = add({1500, 700, 33});
@@ -211,9 +160,19 @@ TEST_CASE("batch decode: per-CTA stamps variant", "[gpu][decode]") {
     c->num_kv_heads = 2;
     c->page_size = 1;
   }
+  for (int ps : {1, 16, 64}) {
+    BatchCase* c = add(MixedLengths(ps == 1 ? 9 : 20, ps == 1 ? 3000 : 16384, ps, rng));
+    c->page_size = ps;
+    if (ps == 64) {
+      c->layout = KVLayout::kHND;
+      c->combined = false;
+    }
+  }
   for (int persistent = 0; persistent < 2; ++persistent) {
     for (const BatchCase& c : cases) {
-      if (persistent && c.lens.size() == 16) continue;  // clusters are never persistent
+      const bool uniform = std::all_of(c.lens.begin(), c.lens.end(),
+                                       [&](int l) { return l == c.lens[0] && l == 1024; });
+      if (persistent && uniform) continue;  // clusters are never persistent
       buf.Fill(0);
       Synchronize();
       {
@@ -224,14 +183,27 @@ TEST_CASE("batch decode: per-CTA stamps variant", "[gpu][decode]") {
       const auto [tiles, written] = CheckStamps(buf, kCtas);
       INFO(Describe(c) << (persistent ? " persistent" : "") << ": " << written << " CTAs");
       CHECK(written > 0);
-      CHECK(tiles == ExpectedTiles(c));
+      CHECK(tiles == ExpectedTiles(c, persistent));
     }
+  }
+  for (int persistent = 0; persistent < 2; ++persistent) {
+    buf.Fill(0);
+    Synchronize();
+    {
+      ForcePersistentGrid grid(persistent ? 5 : 0, /*never=*/!persistent);
+      GraphRun(cases[0], rng);
+    }
+    if (DryRun()) continue;
+    const auto [tiles, written] = CheckStamps(buf, kCtas);
+    INFO("graph" << (persistent ? " persistent" : "") << ": " << written << " CTAs");
+    CHECK(written > 0);
+    CHECK(tiles == ExpectedTiles(cases[0], persistent));
   }
 }
 
 // Small cases for compute-sanitizer: one split request merged by its last CTA, a cluster, a
-// persistent grid of 3 CTAs, with the L2 evict-first copies and then the stamps variant.
-TEST_CASE("batch decode: L2 evict-first and stamps small", "[gpu][decode]") {
+// persistent grid of 3 CTAs, under the stamps variant.
+TEST_CASE("batch decode: per-CTA stamps small", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   BatchCase c;
   c.num_qo_heads = 4;
@@ -239,22 +211,14 @@ TEST_CASE("batch decode: L2 evict-first and stamps small", "[gpu][decode]") {
   c.lens = {700, 0, 33};
   BatchCase cl = c;
   cl.lens = {1024};
-  {
-    ForceL2Hint hint(1);
-    RunBatch(c, rng);
-    RunBatch(cl, rng);
-    ForcePersistentGrid grid(3);
-    RunBatch(c, rng);
-  }
   constexpr int64_t kCtas = 64;
   DeviceBuffer buf(size_t(kCtas) * attention::kDecodeStampWords * 8);
-  {
-    ForceStamps stamps(buf, kCtas);
-    RunBatch(c, rng);
-    RunBatch(cl, rng);
-    ForcePersistentGrid grid(3);
-    RunBatch(c, rng);
-  }
+  ForceStamps stamps(buf, kCtas);
+  RunBatch(c, rng);
+  RunBatch(cl, rng);
+  ForcePersistentGrid grid(3);
+  RunBatch(c, rng);
+  if (!DryRun()) CHECK(CheckStamps(buf, kCtas).second > 0);
 }
 
 }  // namespace
