@@ -23,6 +23,20 @@ constexpr int kFormClusterExchange = 32;
 // one cluster barrier, instead of every block reading every block's candidates again through
 // distributed shared memory (top_p_candidates.cuh).
 constexpr int kFormDigit3Push = 64;
+// With kFormDigit3Push (session 10 round 2, A/B): the exchange zeroes only the 64 push words
+// digit 0's scan wrote (h.count[kRadixBins - 64 ..]) instead of all 1024 (digit 0's clear left
+// the others at 0 and nothing writes them before the push).
+constexpr int kFormPushZeroLean = 128;
+// With kFormDigit3Push: each thread's candidate bounds in every block (digit 2's fill) loaded
+// with the exchange's header read, one distributed-shared-memory round trip instead of two.
+constexpr int kFormEndsWithHeader = 256;
+// With kFormDigit3Push in clusters of at most 4: digit 2's fill loads two rounds of every
+// block's keys at once (2 x kCluster loads in flight per thread).
+constexpr int kFormKeys2Rounds = 512;
+// With kFormDigit3Push, instead of kFormEndsWithHeader: the bounds' loads issued at the start of
+// digit 2's iteration, before its histogram clear and barrier (a shorter live range: the bounds
+// with the header cost the cluster of 8's kernel 152 B more spill).
+constexpr int kFormEndsAtClear = 1024;
 
 // Phase stamps (benchmarks only; the variant field `stamps`): slots per block, thread 0's
 // clock64() at a phase boundary (kStamp* below; 0 where the phase did not run), and

@@ -115,12 +115,19 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
   form = CandidateForm<V>(form);  // V::kForm: constants, the other forms' code compiled out
   const bool exchange = ClusterExchangeForm<V>(form);
   constexpr bool kPush = Digit3PushForm<V>();  // kFormDigit3Push: digit 3's counts pushed
-  bool bad = false, bad_known = false;         // bad_known: res.bad reduced with pass 2's flags
-  uint32_t bad_bits = 0;                       // kFormBits: the invalid weights' bit patterns
+  // kFormEndsWithHeader: this thread's candidate bounds in every block, loaded with the
+  // exchange's header (digit 2's fill uses them; without the bit it loads them itself).
+  constexpr bool kEndsEarly = EndsWithHeaderForm<V>() || EndsAtClearForm<V>();
+  int xends[kCluster];
+  bool bad = false, bad_known = false;  // bad_known: res.bad reduced with pass 2's flags
+  uint32_t bad_bits = 0;                // kFormBits: the invalid weights' bit patterns
   for (int d = 0; d < 3; ++d) {
     const int shift = shifts[d], bins = 1 << widths[d];
     const int hi_shift = shift + widths[d];
     const uint32_t base = d == 0 ? 0u : prefix << hi_shift;
+    // kFormEndsAtClear: digit 2's bounds loaded before the histogram's clear and barrier.
+    if constexpr (EndsAtClearForm<V>())
+      if (d == 1 && exchange && out.ok) ClusterCandidateEnds<kCluster>(xs, xends);
     __syncthreads();  // the previous digit may still read the histogram
     // kFormDigit3Push at digit 3: the pushed counts overwrite every bin after the cluster barrier.
     const bool pushed = kPush && d == 2 && exchange && out.ok;
@@ -201,11 +208,17 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     } else if (exchange && out.ok) {
       // Every block's candidates, where they lie: the same histogram in every block.
       int end[kCluster];
-      ClusterCandidateEnds<kCluster>(xs, end);
-      ForEachClusterCandidate<kCluster>(cr.key + warp * cr.per_warp, end,
-                                        [&](int, int, uint32_t key) {
-                                          if ((key >> hi_shift) == prefix) add(key);
-                                        });
+      if constexpr (kEndsEarly) {
+#pragma unroll
+        for (int r = 0; r < kCluster; ++r) end[r] = xends[r];
+      } else {
+        ClusterCandidateEnds<kCluster>(xs, end);
+      }
+      ForEachClusterCandidate<kCluster, ClusterKeyRounds<V>()>(cr.key + warp * cr.per_warp, end,
+                                                               [&](int, int, uint32_t key) {
+                                                                 if ((key >> hi_shift) == prefix)
+                                                                   add(key);
+                                                               });
     } else if (out.ok) {
       const uint32_t* keys = cr.key + warp * cr.per_warp;
       for (int i = lane; i < out.cand_end; i += 32) {
@@ -473,11 +486,18 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
         xs.ends[threadIdx.x] = static_cast<uint32_t>(out.cand_end);
         // kFormDigit3Push: digit 3's count words zeroed before any block can push into them
         // (after this barrier); digit 0's scan has read its spare words among them (the block
-        // reductions above are barriers).
-        if constexpr (kPush)
+        // reductions above are barriers). kFormPushZeroLean: only the 64 spare words (digit 0's
+        // clear left the other 960 at 0, and only its scan wrote into them since).
+        if constexpr (PushZeroLeanForm<V>()) {
+          static_assert(kThreads >= 64 && kDigit3PushWords + 1024 == kRadixBins, "push words");
+          if (threadIdx.x < 64) h.count[kRadixBins - 64 + threadIdx.x] = 0;
+        } else if constexpr (kPush) {
           for (int b = threadIdx.x; b < 1024; b += kThreads) h.count[kDigit3PushWords + b] = 0;
+        }
         ClusterSync();  // every block's header, bounds and candidates are complete
         uint32_t c = 0, f = 0;
+        // kFormEndsWithHeader: the bounds' loads issued beside the header's (one round trip).
+        if constexpr (EndsWithHeaderForm<V>()) ClusterCandidateEnds<kCluster>(xs, xends);
         if (lane < kCluster) {
           const ClusterExchangeHeader* hj = MapaGeneric(xs.hdr, static_cast<uint32_t>(lane));
           c = hj->count;

@@ -148,6 +148,25 @@ FLASHJIT_DEVICE constexpr bool Digit3PushForm() {
 constexpr int kDigit3PushWords = kRadixBins / 2;
 static_assert(kRadixBins >= 2048, "kFormDigit3Push: digit 3's 1024 bins above the first 1024");
 
+// The round-2 levers of kFormDigit3Push (sampling_params.cuh): compiled-in bits of a push form.
+template <class V>
+FLASHJIT_DEVICE constexpr bool PushZeroLeanForm() {
+  return Digit3PushForm<V>() && (V::kForm & kFormPushZeroLean) != 0;
+}
+template <class V>
+FLASHJIT_DEVICE constexpr bool EndsWithHeaderForm() {
+  return Digit3PushForm<V>() && (V::kForm & kFormEndsWithHeader) != 0;
+}
+template <class V>
+FLASHJIT_DEVICE constexpr bool EndsAtClearForm() {
+  return Digit3PushForm<V>() && (V::kForm & kFormEndsAtClear) != 0 &&
+         (V::kForm & kFormEndsWithHeader) == 0;
+}
+template <class V>
+FLASHJIT_DEVICE constexpr int ClusterKeyRounds() {
+  return Digit3PushForm<V>() && (V::kForm & kFormKeys2Rounds) != 0 && V::kCluster <= 4 ? 2 : 1;
+}
+
 // kFormClusterExchange: this thread's candidate bounds in every block of the cluster (thread
 // (w, l) of block r owns entries l, l + 32, ... < ends[r] of warp w's region there).
 template <int kCluster>
@@ -159,21 +178,28 @@ FLASHJIT_DEVICE void ClusterCandidateEnds(const ClusterExchange& xs, int (&end)[
 
 // Calls f(r, i, key) for this thread's entries i of warp region `keys_w` (this block's address)
 // in every block r of the cluster, in the order (i, r): each round loads one entry of every
-// block at once, so the distributed loads of all blocks are in flight together.
-template <int kCluster, class F>
+// block at once, so the distributed loads of all blocks are in flight together; kRounds 2
+// (kFormKeys2Rounds) loads two rounds (i and i + 32) before either is used.
+template <int kCluster, int kRounds = 1, class F>
 FLASHJIT_DEVICE void ForEachClusterCandidate(const uint32_t* keys_w, const int (&end)[kCluster],
                                              F&& f) {
   int top = 0;
 #pragma unroll
   for (int r = 0; r < kCluster; ++r) top = max(top, end[r]);
-  for (int i = threadIdx.x % 32; i < top; i += 32) {
-    uint32_t k[kCluster];
+  for (int i0 = threadIdx.x % 32; i0 < top; i0 += 32 * kRounds) {
+    uint32_t k[kRounds][kCluster];
 #pragma unroll
-    for (int r = 0; r < kCluster; ++r)
-      k[r] = i < end[r] ? MapaGeneric(keys_w, static_cast<uint32_t>(r))[i] : 0u;
+    for (int u = 0; u < kRounds; ++u)
 #pragma unroll
-    for (int r = 0; r < kCluster; ++r)
-      if (i < end[r]) f(r, i, k[r]);
+      for (int r = 0; r < kCluster; ++r) {
+        const int i = i0 + 32 * u;
+        k[u][r] = i < end[r] ? MapaGeneric(keys_w, static_cast<uint32_t>(r))[i] : 0u;
+      }
+#pragma unroll
+    for (int u = 0; u < kRounds; ++u)
+#pragma unroll
+      for (int r = 0; r < kCluster; ++r)
+        if (i0 + 32 * u < end[r]) f(r, i0 + 32 * u, k[u][r]);
   }
 }
 

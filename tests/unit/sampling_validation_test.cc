@@ -123,7 +123,7 @@ TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
                     "options.tuning.cache_bytes");
   }
-  for (int c : {-2, 15}) {
+  for (int c : {-2, 19}) {
     SamplingOptions o;
     o.tuning.candidates = c;
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
@@ -226,22 +226,23 @@ TEST_CASE("sampling: the two-pass top-p kernel's cluster exchange", "[sampling]"
 }
 
 // The table of forms (kSamplingTopPForms): the default's kForm* bits and digit scans at the
-// benchmark shapes (the cubins `cf107` at B = 1, `cf123` at B = 64, with digit 3's counts pushed
-// since session 10; one block per row at B = 256 chosen at run time, form 31), and what the A/B
-// values change.
+// benchmark shapes (the cubins `cf491` at B = 1, `cf1019` at B = 64: digit 3's counts pushed
+// since session 10, with round 2's levers; one block per row at B = 256 chosen at run time, form
+// 31), and what the A/B values change.
 TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]") {
   using ops::ChooseSamplingTopPForm;
   using namespace flashjit::sampling;
   // B = 1 x 128256: clusters of 8 x 512 threads, 16032-element slices.
   ops::SamplingTopPChoice c = ChooseSamplingTopPForm(-1, 8, 512, 16032, 1, 132);
-  CHECK(c.cand_form == (43 | kFormDigit3Push));
+  CHECK(c.cand_form == (43 | kFormDigit3Push | kFormPushZeroLean | kFormEndsWithHeader));
   CHECK(c.compiled);
   CHECK(c.fast_scan == 7);
   CHECK(c.exchange);
   CHECK_FALSE(c.lane_columns);
   // B = 64: clusters of 2 (lane columns); B = 256: one 256-thread block per row (the window).
   c = ChooseSamplingTopPForm(-1, 2, 512, 64128, 64, 132);
-  CHECK(c.cand_form == (59 | kFormDigit3Push));
+  CHECK(c.cand_form ==
+        (59 | kFormDigit3Push | kFormPushZeroLean | kFormEndsWithHeader | kFormKeys2Rounds));
   CHECK(c.compiled);
   c = ChooseSamplingTopPForm(-1, 1, 256, 128256, 256, 132);
   CHECK(c.cand_form == 31);
@@ -273,6 +274,26 @@ TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]
   CHECK(ChooseSamplingTopPForm(14, 8, 256, 4000, 1, 132).cand_form ==
         ChooseSamplingTopPForm(13, 8, 256, 4000, 1, 132).cand_form);
   CHECK(ChooseSamplingTopPForm(14, 1, 256, 128256, 256, 132).cand_form == 31);
+  // 15-17: 14 with session 10 round 2's levers (the lean zeroing; the bounds with the header;
+  // two rounds of keys in flight in clusters of at most 4), where 14 pushes; elsewhere 13's.
+  constexpr int kPush = kFormDigit3Push;
+  CHECK(ChooseSamplingTopPForm(15, 8, 512, 16032, 1, 132).cand_form ==
+        (43 | kPush | kFormPushZeroLean));
+  CHECK(ChooseSamplingTopPForm(16, 8, 512, 16032, 1, 132).cand_form ==
+        (43 | kPush | kFormPushZeroLean | kFormEndsWithHeader));
+  CHECK(ChooseSamplingTopPForm(17, 8, 512, 16032, 1, 132).cand_form ==
+        (43 | kPush | kFormPushZeroLean | kFormEndsWithHeader));
+  CHECK(ChooseSamplingTopPForm(17, 2, 512, 64128, 64, 132).cand_form ==
+        (59 | kPush | kFormPushZeroLean | kFormEndsWithHeader | kFormKeys2Rounds));
+  CHECK(ChooseSamplingTopPForm(16, 2, 512, 64128, 64, 132).cand_form ==
+        (59 | kPush | kFormPushZeroLean | kFormEndsWithHeader));
+  CHECK(ChooseSamplingTopPForm(17, 8, 256, 4000, 1, 132).cand_form ==
+        ChooseSamplingTopPForm(13, 8, 256, 4000, 1, 132).cand_form);
+  CHECK(ChooseSamplingTopPForm(17, 1, 256, 128256, 256, 132).cand_form == 31);
+  CHECK(ChooseSamplingTopPForm(18, 8, 512, 16032, 1, 132).cand_form ==
+        (43 | kPush | kFormPushZeroLean | kFormEndsAtClear));
+  CHECK(ChooseSamplingTopPForm(18, 2, 512, 64128, 64, 132).cand_form ==
+        (59 | kPush | kFormPushZeroLean | kFormKeys2Rounds | kFormEndsAtClear));
   CHECK(ChooseSamplingTopPForm(13, 8, 512, 16032, 1, 132).cand_form == 43);
   CHECK(ChooseSamplingTopPForm(13, 2, 512, 64128, 64, 132).cand_form == 59);
   // Clusters of 4 (every form's code at run time): no push.
@@ -361,6 +382,13 @@ TEST_CASE("sampling spec: the compiled-in form", "[sampling]") {
   CHECK(no_candidates.status().message().find("form needs candidates") != std::string::npos);
   s.candidates = 1;
   s.form = 64;
+  CHECK(!s.ToVariant().ok());
+  // Session 10 round 2's levers need the push; the field stops at 2047.
+  s.form = 43 | sampling::kFormPushZeroLean;
+  auto lever = s.ToVariant();
+  REQUIRE(!lever.ok());
+  CHECK(lever.status().message().find("need kFormDigit3Push") != std::string::npos);
+  s.form = 2048;
   CHECK(!s.ToVariant().ok());
 }
 

@@ -5,8 +5,8 @@
 // `--only TEXT`: time only the rows whose name holds TEXT (e.g. "top_p0.9 B=64 V=128256 std1",
 // for a profiler); `--no-sweep`: leave out the split sweep. `--stamps`: also the two-pass top-p
 // kernel's phase breakdown at B = 1 and 64 x 128256 (the variant with phase stamps,
-// SamplingTuning::stamps), for the default and session 9's default (13, digit 3's counts not
-// pushed), at B = 1 also without the slice cache.
+// SamplingTuning::stamps), for the default, session 10's default (14, digit 3's counts pushed
+// without round 2's levers) and 18 (the default with digit 2's bounds loaded at its clear).
 #include <flashjit/sampling.h>
 #include <fmt/format.h>
 
@@ -214,6 +214,29 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 14;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
+      // Session 10 round 2: 14 (session 10's default) zeroing only the 64 push words digit 0's
+      // scan wrote (15), 15 with digit 2's bounds loaded with the exchange's header (16); the
+      // default (17) adds two rounds of keys in flight in digit 2's fill in clusters of 2.
+      {"top_p0.9_lean",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 15;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
+      {"top_p0.9_ends",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 16;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
+      // 18: the default with digit 2's bounds loaded at its histogram clear instead of with the
+      // exchange's header.
+      {"top_p0.9_endsclear",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 18;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
       {"top_p0.9_nocache",
        [=, &e](int i) {
          SamplingOptions two = opt;
@@ -339,12 +362,9 @@ int main(int argc, char** argv) {
       for (float stddev : {1.f, 5.f}) {
         const std::vector<void*> in = RotatedProbs(batch, 128256, stddev);
         // The default (its form compiled in at B = 1 and 64, with digit 3's counts pushed since
-        // session 10) and session 9's default (13); at B = 1 both also without the slice cache.
-        for (int candidates : {-1, 13}) {
+        // session 10 and round 2's levers) and session 10's default (14).
+        for (int candidates : {-1, 14, 18})
           StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates);
-          if (batch == 1)
-            StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates, 0);
-        }
       }
   }
   const auto wanted = [&](const std::string& name) {

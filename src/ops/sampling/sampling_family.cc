@@ -56,7 +56,7 @@ const spec::OpFamily* SamplingFamily() {
                         "with exact_prefix: digits 2-3 scanned in integers, the chosen bin found "
                         "by every warp itself (1 block barrier per digit; TopPScanDigitWarp)"),
         spec::IntRangeField(
-            "form", -1, 127, -1, "cf",
+            "form", -1, 2047, -1, "cf",
             "the two-pass top-p kernel's kForm* bits (sampling_params.cuh) compiled "
             "in: the forms the launch never takes are left out; -1: every form's "
             "code, the launch's SamplingParams::cand_form chooses"),
@@ -97,6 +97,13 @@ const spec::OpFamily* SamplingFamily() {
            !(s["form"].get<int>() & sampling::kFormClusterExchange)))
         return Status::InvalidArgument(
             "sampling: form bit kFormDigit3Push needs warp_scan, clusters and the exchange");
+      if (s["form"].get<int>() >= 0 &&
+          (s["form"].get<int>() & (sampling::kFormPushZeroLean | sampling::kFormEndsWithHeader |
+                                   sampling::kFormKeys2Rounds | sampling::kFormEndsAtClear)) &&
+          !(s["form"].get<int>() & sampling::kFormDigit3Push))
+        return Status::InvalidArgument(
+            "sampling: form bits kFormPushZeroLean, kFormEndsWithHeader, kFormKeys2Rounds and "
+            "kFormEndsAtClear need kFormDigit3Push");
       return Status::Ok();
     };
     f.variant_body = [](const spec::Json& s) {
@@ -253,14 +260,20 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 //   12 the default's forms chosen at run time (every form's code); 13 the default's forms
 //      compiled in at every launch shape (the default: in clusters of 8 and 2)
 //   14 13 with digit 3's counts pushed (kFormDigit3Push, session 10) where 13 runs the exchange
-//      and the integer digit scans (the default since session 10 where its form is compiled in)
+//      and the integer digit scans (session 10's default where its form is compiled in)
+//   15 14 zeroing only the 64 push words digit 0's scan wrote (kFormPushZeroLean, session 10
+//      round 2); 16 15 with digit 2's bounds loaded with the exchange's header
+//      (kFormEndsWithHeader); 17 16 with two rounds of keys in flight in digit 2's fill in
+//      clusters of at most 4 (kFormKeys2Rounds); 18 17 with the bounds loaded at digit 2's
+//      clear instead of with the header (kFormEndsAtClear); each where 14 pushes
 // Where the default's rules come from (measured on the H200): SamplingLaneColumns and
 // SamplingClusterExchange (sampling_spec.h), the fast scans and the compiled form
 // (sampling_run.cc).
 constexpr uint8_t kAllFormBits = 0xFF;
-constexpr SamplingTopPForm kSamplingTopPForms[16] = {
-    // two_pass, bits_mask, lean, window, columns, exchange, fast_scan, compiled, digit3_push
-    {true, kAllFormBits, true, true, -1, true, -1, -1, true},            // -1 the default
+constexpr SamplingTopPForm kSamplingTopPForms[20] = {
+    // two_pass, bits_mask, lean, window, columns, exchange, fast_scan, compiled, digit3_push,
+    // push_levers (kFormPushZeroLean, kFormEndsWithHeader, kFormKeys2Rounds where it pushes)
+    {true, kAllFormBits, true, true, -1, true, -1, -1, true, 7},         // -1 the default
     {false, kAllFormBits, true, true, 0, false, 0, 0, false},            // 0
     {true, kAllFormBits, true, true, -1, true, -1, 0, false},            // 1
     {true, 0, true, true, 0, false, 0, 0, false},                        // 2
@@ -276,10 +289,14 @@ constexpr SamplingTopPForm kSamplingTopPForms[16] = {
     {true, kAllFormBits, true, true, -1, true, -1, 0, false},            // 12
     {true, kAllFormBits, true, true, -1, true, -1, 1, false},            // 13
     {true, kAllFormBits, true, true, -1, true, -1, 1, true},             // 14
+    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 1},          // 15
+    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 3},          // 16
+    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 7},          // 17
+    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 13},         // 18
 };
 
 const SamplingTopPForm& SamplingTopPFormOf(int candidates) {
-  return kSamplingTopPForms[std::clamp(candidates, -1, 14) + 1];
+  return kSamplingTopPForms[std::clamp(candidates, -1, 18) + 1];
 }
 
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
@@ -319,8 +336,14 @@ SamplingTopPChoice ChooseSamplingTopPForm(int candidates, int cluster, int threa
   // against 13 in the same call, two runs): B = 1 x 128256 flat -0.66 / -0.69 us, peaked -0.03 /
   // -0.02; B = 64 x 128256 flat -1.01 / -1.04, peaked +0.18 / +0.27; 64 x 32000 flat -0.90 /
   // -0.87, peaked -0.02 / -0.10. The default takes it there; 13 is session 9's default.
-  if (f.digit3_push && c.exchange && c.fast_scan == 7 && c.compiled && cluster >= 2)
+  if (f.digit3_push && c.exchange && c.fast_scan == 7 && c.compiled && cluster >= 2) {
     c.cand_form |= sampling::kFormDigit3Push;
+    // Session 10 round 2's levers of the push (15, 16, 17; docs/perf/sampling.md).
+    c.cand_form |= ((f.push_levers & 1) ? sampling::kFormPushZeroLean : 0) |
+                   ((f.push_levers & 2) ? sampling::kFormEndsWithHeader : 0) |
+                   ((f.push_levers & 4) && cluster <= 4 ? sampling::kFormKeys2Rounds : 0) |
+                   ((f.push_levers & 8) ? sampling::kFormEndsAtClear : 0);
+  }
   return c;
 }
 

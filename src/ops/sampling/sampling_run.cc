@@ -146,9 +146,9 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
     return Status::InvalidArgument(
         fmt::format("options.tuning.cache_bytes: {}; allowed: -1 (chosen) or 0..{}",
                     tune.cache_bytes, kSamplingMaxCacheBytes));
-  if (tune.candidates < -1 || tune.candidates > 14)
+  if (tune.candidates < -1 || tune.candidates > 18)
     return Status::InvalidArgument(fmt::format(
-        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, ..., 14", tune.candidates));
+        "options.tuning.candidates: {}; allowed: -1 (chosen), 0, 1, 2, ..., 18", tune.candidates));
   if (tune.threads != 0 &&
       (tune.threads < 32 || tune.threads > 1024 || (tune.threads & (tune.threads - 1)) != 0))
     return Status::InvalidArgument(
@@ -234,7 +234,7 @@ Status RunSampling(Engine& engine, const SamplingRequest& r) {
   // default's every-form kernel in the same call): B = 1 x 128256 flat / peaked -1.16 / -0.92 us, x
   // 32000 -0.51 / -0.35; B = 64 x 128256 -0.35 / -0.07, x 32000 -0.45 / -0.22; one block per row (B
   // = 256) x 128256 +0.67 / -0.13, x 32000 -0.10 / -0.33: not there; clusters of 4 unmeasured.
-  if (spec.candidates && form.compiled) spec.form = static_cast<int8_t>(form.cand_form);
+  if (spec.candidates && form.compiled) spec.form = static_cast<int16_t>(form.cand_form);
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   sampling::SamplingParams p{};

@@ -44,8 +44,8 @@ struct SamplingSpec {
   uint8_t fast_scan = 0;  // (in the former padding byte: the spec's bytes are its key)
   // The two-pass kernel's kForm* bits compiled into the variant (variant field form: the forms
   // the launch never takes are left out), -1: chosen at run time by SamplingParams::cand_form.
-  int8_t form = -1;
-  uint8_t pad_ = 0;
+  // (16 bits since session 10 round 2: the kForm* bits reach 512; it took int8_t and a pad byte.)
+  int16_t form = -1;
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -108,7 +108,7 @@ bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms);
 // 8) 30.3 / 23.5 -> 26.9 / 20.1 us, B = 64 (clusters of 2) 42.7 / 34.1 -> 41.5 / 31.8, x 32000 -2.3
 // to -3.2; clusters of 4 only in the GPU tests (unmeasured).
 bool SamplingClusterExchange(int candidates, int cluster);
-// The two-pass top-p kernel's form for each SamplingTuning::candidates value (-1 .. 14), one row
+// The two-pass top-p kernel's form for each SamplingTuning::candidates value (-1 .. 18), one row
 // of a table (sampling_family.cc: kSamplingTopPForms, with what each value is for): the rules
 // below and RunSampling read it instead of lists of values.
 struct SamplingTopPForm {
@@ -122,8 +122,11 @@ struct SamplingTopPForm {
   int8_t compiled;    // the form compiled in (variant field form): 1 always, 0 never, -1 in
                       // clusters of 8 and 2
   bool digit3_push;   // kFormDigit3Push where it can run (the exchange, fast_scan 7, compiled)
+  // With digit3_push, session 10 round 2's levers: 1 kFormPushZeroLean, 2 kFormEndsWithHeader,
+  // 4 kFormKeys2Rounds (in clusters of at most 4), 8 kFormEndsAtClear.
+  uint8_t push_levers = 0;
 };
-// The row of `candidates`, -1 .. 14 (the caller checks the range).
+// The row of `candidates`, -1 .. 18 (the caller checks the range).
 const SamplingTopPForm& SamplingTopPFormOf(int candidates);
 // What the two-pass top-p kernel runs for `candidates` in a launch of `cluster` blocks of
 // `threads` threads per row over slices of `chunk` elements, `batch` rows on `sms` SMs (0:
