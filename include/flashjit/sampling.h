@@ -75,8 +75,8 @@ struct FLASHJIT_API SamplingTuning {
   // its form is compiled in; session 10's default), 15 as 14 zeroing only the 64 push words
   // digit 0's scan wrote, 16 as 15 with digit 2's candidate bounds loaded with the exchange's
   // header, 17 as 16 with two rounds of keys in flight in digit 2's fill in clusters of at most
-  // 4, 18 as 17 with those bounds loaded at digit 2's histogram clear instead (15-18: session 10
-  // round 2, each where 14 pushes). 9-18 compute the same sums and draw the same tokens as 1.
+  // 4 (15-17: session 10 round 2, each where 14 pushes; -1 takes 15 in clusters of 8 and 17 in
+  // clusters of 2). 9-17 compute the same sums and draw the same tokens as 1.
   int candidates = -1;
   // Threads per block: 32, 64, ..., 1024 (>= 256 with clusters); 0: chosen.
   int threads = 0;

@@ -33,10 +33,6 @@ constexpr int kFormEndsWithHeader = 256;
 // With kFormDigit3Push in clusters of at most 4: digit 2's fill loads two rounds of every
 // block's keys at once (2 x kCluster loads in flight per thread).
 constexpr int kFormKeys2Rounds = 512;
-// With kFormDigit3Push, instead of kFormEndsWithHeader: the bounds' loads issued at the start of
-// digit 2's iteration, before its histogram clear and barrier (a shorter live range: the bounds
-// with the header cost the cluster of 8's kernel 152 B more spill).
-constexpr int kFormEndsAtClear = 1024;
 
 // Phase stamps (benchmarks only; the variant field `stamps`): slots per block, thread 0's
 // clock64() at a phase boundary (kStamp* below; 0 where the phase did not run), and

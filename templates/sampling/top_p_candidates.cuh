@@ -117,7 +117,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
   constexpr bool kPush = Digit3PushForm<V>();  // kFormDigit3Push: digit 3's counts pushed
   // kFormEndsWithHeader: this thread's candidate bounds in every block, loaded with the
   // exchange's header (digit 2's fill uses them; without the bit it loads them itself).
-  constexpr bool kEndsEarly = EndsWithHeaderForm<V>() || EndsAtClearForm<V>();
+  constexpr bool kEndsEarly = EndsWithHeaderForm<V>();
   int xends[kCluster];
   bool bad = false, bad_known = false;  // bad_known: res.bad reduced with pass 2's flags
   uint32_t bad_bits = 0;                // kFormBits: the invalid weights' bit patterns
@@ -125,9 +125,6 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     const int shift = shifts[d], bins = 1 << widths[d];
     const int hi_shift = shift + widths[d];
     const uint32_t base = d == 0 ? 0u : prefix << hi_shift;
-    // kFormEndsAtClear: digit 2's bounds loaded before the histogram's clear and barrier.
-    if constexpr (EndsAtClearForm<V>())
-      if (d == 1 && exchange && out.ok) ClusterCandidateEnds<kCluster>(xs, xends);
     __syncthreads();  // the previous digit may still read the histogram
     // kFormDigit3Push at digit 3: the pushed counts overwrite every bin after the cluster barrier.
     const bool pushed = kPush && d == 2 && exchange && out.ok;
@@ -497,7 +494,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
         ClusterSync();  // every block's header, bounds and candidates are complete
         uint32_t c = 0, f = 0;
         // kFormEndsWithHeader: the bounds' loads issued beside the header's (one round trip).
-        if constexpr (EndsWithHeaderForm<V>()) ClusterCandidateEnds<kCluster>(xs, xends);
+        if constexpr (kEndsEarly) ClusterCandidateEnds<kCluster>(xs, xends);
         if (lane < kCluster) {
           const ClusterExchangeHeader* hj = MapaGeneric(xs.hdr, static_cast<uint32_t>(lane));
           c = hj->count;

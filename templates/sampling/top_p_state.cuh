@@ -158,11 +158,6 @@ FLASHJIT_DEVICE constexpr bool EndsWithHeaderForm() {
   return Digit3PushForm<V>() && (V::kForm & kFormEndsWithHeader) != 0;
 }
 template <class V>
-FLASHJIT_DEVICE constexpr bool EndsAtClearForm() {
-  return Digit3PushForm<V>() && (V::kForm & kFormEndsAtClear) != 0 &&
-         (V::kForm & kFormEndsWithHeader) == 0;
-}
-template <class V>
 FLASHJIT_DEVICE constexpr int ClusterKeyRounds() {
   return Digit3PushForm<V>() && (V::kForm & kFormKeys2Rounds) != 0 && V::kCluster <= 4 ? 2 : 1;
 }

@@ -123,7 +123,7 @@ TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
                     "options.tuning.cache_bytes");
   }
-  for (int c : {-2, 19}) {
+  for (int c : {-2, 18}) {
     SamplingOptions o;
     o.tuning.candidates = c;
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
@@ -226,7 +226,7 @@ TEST_CASE("sampling: the two-pass top-p kernel's cluster exchange", "[sampling]"
 }
 
 // The table of forms (kSamplingTopPForms): the default's kForm* bits and digit scans at the
-// benchmark shapes (the cubins `cf491` at B = 1, `cf1019` at B = 64: digit 3's counts pushed
+// benchmark shapes (the cubins `cf235` at B = 1, `cf1019` at B = 64: digit 3's counts pushed
 // since session 10, with round 2's levers; one block per row at B = 256 chosen at run time, form
 // 31), and what the A/B values change.
 TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]") {
@@ -234,7 +234,7 @@ TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]
   using namespace flashjit::sampling;
   // B = 1 x 128256: clusters of 8 x 512 threads, 16032-element slices.
   ops::SamplingTopPChoice c = ChooseSamplingTopPForm(-1, 8, 512, 16032, 1, 132);
-  CHECK(c.cand_form == (43 | kFormDigit3Push | kFormPushZeroLean | kFormEndsWithHeader));
+  CHECK(c.cand_form == (43 | kFormDigit3Push | kFormPushZeroLean));
   CHECK(c.compiled);
   CHECK(c.fast_scan == 7);
   CHECK(c.exchange);
@@ -290,10 +290,6 @@ TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]
   CHECK(ChooseSamplingTopPForm(17, 8, 256, 4000, 1, 132).cand_form ==
         ChooseSamplingTopPForm(13, 8, 256, 4000, 1, 132).cand_form);
   CHECK(ChooseSamplingTopPForm(17, 1, 256, 128256, 256, 132).cand_form == 31);
-  CHECK(ChooseSamplingTopPForm(18, 8, 512, 16032, 1, 132).cand_form ==
-        (43 | kPush | kFormPushZeroLean | kFormEndsAtClear));
-  CHECK(ChooseSamplingTopPForm(18, 2, 512, 64128, 64, 132).cand_form ==
-        (59 | kPush | kFormPushZeroLean | kFormKeys2Rounds | kFormEndsAtClear));
   CHECK(ChooseSamplingTopPForm(13, 8, 512, 16032, 1, 132).cand_form == 43);
   CHECK(ChooseSamplingTopPForm(13, 2, 512, 64128, 64, 132).cand_form == 59);
   // Clusters of 4 (every form's code at run time): no push.
@@ -383,12 +379,12 @@ TEST_CASE("sampling spec: the compiled-in form", "[sampling]") {
   s.candidates = 1;
   s.form = 64;
   CHECK(!s.ToVariant().ok());
-  // Session 10 round 2's levers need the push; the field stops at 2047.
+  // Session 10 round 2's levers need the push; the field stops at 1023.
   s.form = 43 | sampling::kFormPushZeroLean;
   auto lever = s.ToVariant();
   REQUIRE(!lever.ok());
   CHECK(lever.status().message().find("need kFormDigit3Push") != std::string::npos);
-  s.form = 2048;
+  s.form = 1024;
   CHECK(!s.ToVariant().ok());
 }
 

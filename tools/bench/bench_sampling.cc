@@ -6,7 +6,7 @@
 // for a profiler); `--no-sweep`: leave out the split sweep. `--stamps`: also the two-pass top-p
 // kernel's phase breakdown at B = 1 and 64 x 128256 (the variant with phase stamps,
 // SamplingTuning::stamps), for the default, session 10's default (14, digit 3's counts pushed
-// without round 2's levers) and 18 (the default with digit 2's bounds loaded at its clear).
+// without round 2's levers).
 #include <flashjit/sampling.h>
 #include <fmt/format.h>
 
@@ -215,8 +215,9 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
       // Session 10 round 2: 14 (session 10's default) zeroing only the 64 push words digit 0's
-      // scan wrote (15), 15 with digit 2's bounds loaded with the exchange's header (16); the
-      // default (17) adds two rounds of keys in flight in digit 2's fill in clusters of 2.
+      // scan wrote (15), 15 with digit 2's bounds loaded with the exchange's header (16); 17 adds
+      // two rounds of keys in flight in digit 2's fill in clusters of 2 (the default takes 15 in
+      // clusters of 8, 17 in clusters of 2).
       {"top_p0.9_lean",
        [=, &e](int i) {
          SamplingOptions two = opt;
@@ -227,14 +228,6 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
        [=, &e](int i) {
          SamplingOptions two = opt;
          two.tuning.candidates = 16;
-         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
-       }},
-      // 18: the default with digit 2's bounds loaded at its histogram clear instead of with the
-      // exchange's header.
-      {"top_p0.9_endsclear",
-       [=, &e](int i) {
-         SamplingOptions two = opt;
-         two.tuning.candidates = 18;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
       {"top_p0.9_nocache",
@@ -363,7 +356,7 @@ int main(int argc, char** argv) {
         const std::vector<void*> in = RotatedProbs(batch, 128256, stddev);
         // The default (its form compiled in at B = 1 and 64, with digit 3's counts pushed since
         // session 10 and round 2's levers) and session 10's default (14).
-        for (int candidates : {-1, 14, 18})
+        for (int candidates : {-1, 14})
           StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates);
       }
   }

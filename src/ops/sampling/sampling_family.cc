@@ -56,7 +56,7 @@ const spec::OpFamily* SamplingFamily() {
                         "with exact_prefix: digits 2-3 scanned in integers, the chosen bin found "
                         "by every warp itself (1 block barrier per digit; TopPScanDigitWarp)"),
         spec::IntRangeField(
-            "form", -1, 2047, -1, "cf",
+            "form", -1, 1023, -1, "cf",
             "the two-pass top-p kernel's kForm* bits (sampling_params.cuh) compiled "
             "in: the forms the launch never takes are left out; -1: every form's "
             "code, the launch's SamplingParams::cand_form chooses"),
@@ -99,11 +99,11 @@ const spec::OpFamily* SamplingFamily() {
             "sampling: form bit kFormDigit3Push needs warp_scan, clusters and the exchange");
       if (s["form"].get<int>() >= 0 &&
           (s["form"].get<int>() & (sampling::kFormPushZeroLean | sampling::kFormEndsWithHeader |
-                                   sampling::kFormKeys2Rounds | sampling::kFormEndsAtClear)) &&
+                                   sampling::kFormKeys2Rounds)) &&
           !(s["form"].get<int>() & sampling::kFormDigit3Push))
         return Status::InvalidArgument(
-            "sampling: form bits kFormPushZeroLean, kFormEndsWithHeader, kFormKeys2Rounds and "
-            "kFormEndsAtClear need kFormDigit3Push");
+            "sampling: form bits kFormPushZeroLean, kFormEndsWithHeader and kFormKeys2Rounds "
+            "need kFormDigit3Push");
       return Status::Ok();
     };
     f.variant_body = [](const spec::Json& s) {
@@ -264,16 +264,16 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 //   15 14 zeroing only the 64 push words digit 0's scan wrote (kFormPushZeroLean, session 10
 //      round 2); 16 15 with digit 2's bounds loaded with the exchange's header
 //      (kFormEndsWithHeader); 17 16 with two rounds of keys in flight in digit 2's fill in
-//      clusters of at most 4 (kFormKeys2Rounds); 18 17 with the bounds loaded at digit 2's
-//      clear instead of with the header (kFormEndsAtClear); each where 14 pushes
+//      clusters of at most 4 (kFormKeys2Rounds); each where 14 pushes. The default since round 2:
+//      15 in clusters of 8, 17 in clusters of 2 (its push_levers 15)
 // Where the default's rules come from (measured on the H200): SamplingLaneColumns and
 // SamplingClusterExchange (sampling_spec.h), the fast scans and the compiled form
 // (sampling_run.cc).
 constexpr uint8_t kAllFormBits = 0xFF;
-constexpr SamplingTopPForm kSamplingTopPForms[20] = {
+constexpr SamplingTopPForm kSamplingTopPForms[19] = {
     // two_pass, bits_mask, lean, window, columns, exchange, fast_scan, compiled, digit3_push,
     // push_levers (kFormPushZeroLean, kFormEndsWithHeader, kFormKeys2Rounds where it pushes)
-    {true, kAllFormBits, true, true, -1, true, -1, -1, true, 7},         // -1 the default
+    {true, kAllFormBits, true, true, -1, true, -1, -1, true, 15},        // -1 the default
     {false, kAllFormBits, true, true, 0, false, 0, 0, false},            // 0
     {true, kAllFormBits, true, true, -1, true, -1, 0, false},            // 1
     {true, 0, true, true, 0, false, 0, 0, false},                        // 2
@@ -292,11 +292,10 @@ constexpr SamplingTopPForm kSamplingTopPForms[20] = {
     {true, kAllFormBits, true, true, -1, true, -1, 1, true, 1},          // 15
     {true, kAllFormBits, true, true, -1, true, -1, 1, true, 3},          // 16
     {true, kAllFormBits, true, true, -1, true, -1, 1, true, 7},          // 17
-    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 13},         // 18
 };
 
 const SamplingTopPForm& SamplingTopPFormOf(int candidates) {
-  return kSamplingTopPForms[std::clamp(candidates, -1, 18) + 1];
+  return kSamplingTopPForms[std::clamp(candidates, -1, 17) + 1];
 }
 
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
@@ -338,11 +337,18 @@ SamplingTopPChoice ChooseSamplingTopPForm(int candidates, int cluster, int threa
   // -0.87, peaked -0.02 / -0.10. The default takes it there; 13 is session 9's default.
   if (f.digit3_push && c.exchange && c.fast_scan == 7 && c.compiled && cluster >= 2) {
     c.cand_form |= sampling::kFormDigit3Push;
-    // Session 10 round 2's levers of the push (15, 16, 17; docs/perf/sampling.md).
+    // Session 10 round 2's levers of the push (15, 16, 17). Measured on the H200 (2026-11-30,
+    // session 10 round 2, docs/perf/sampling.md; b2b against 14 in the same call, two runs): the
+    // lean zeroing (15) B = 1 x 128256 flat -0.09 / -0.11 us, peaked -0.09 / -0.03; B = 64 flat
+    // -0.09 / -0.08. The bounds with the header (16 against 15): B = 1 flat +0.51 / +0.52 (the
+    // cluster of 8's kernel spills 390 B instead of 238), B = 64 flat -0.07 / 0.00, peaked -0.14
+    // / -0.08. With two rounds of keys (17): B = 64 flat -0.68 / -0.66 against 14, peaked -0.13 /
+    // -0.22, 64 x 32000 flat -0.45 / -0.48. The default: 15 in clusters of 8, 17 in clusters of 2
+    // (push_levers 8: the bounds with the header only in clusters of at most 4).
+    const bool ends = (f.push_levers & 2) && (!(f.push_levers & 8) || cluster <= 4);
     c.cand_form |= ((f.push_levers & 1) ? sampling::kFormPushZeroLean : 0) |
-                   ((f.push_levers & 2) ? sampling::kFormEndsWithHeader : 0) |
-                   ((f.push_levers & 4) && cluster <= 4 ? sampling::kFormKeys2Rounds : 0) |
-                   ((f.push_levers & 8) ? sampling::kFormEndsAtClear : 0);
+                   (ends ? sampling::kFormEndsWithHeader : 0) |
+                   ((f.push_levers & 4) && cluster <= 4 ? sampling::kFormKeys2Rounds : 0);
   }
   return c;
 }
