@@ -132,8 +132,9 @@ TEST_CASE("same seed and offset give the same tokens; another offset differs", "
   // 13: the default with its form compiled in (session 8 round 2). 14: 13 with digit 3's counts
   // pushed (session 10), which runs in 512-thread blocks only: 1 row (a cluster of 8) and 64
   // (clusters of 2) in 512-thread blocks (tuning.threads); 17: 14 with session 10 round 2's
-  // levers (the default's at 64 rows since round 2), the same launches.
-  for (const int candidates : SelectedCandidates({-1, 13, 14, 17, 10, 11, 6, 7, 8}))
+  // levers (the default's at 64 rows since round 2), the same launches; 15: 14 with round 2's
+  // lean zeroing only (the default's at 1 row in clusters of 8 since round 2).
+  for (const int candidates : SelectedCandidates({-1, 13, 14, 15, 17, 10, 11, 6, 7, 8}))
     for (const int64_t batch : {1, 64, 200}) {
       if (candidates >= 14 && batch == 200) continue;
       INFO(fmt::format("candidates {}, {} rows", candidates, batch));
