@@ -65,7 +65,28 @@ void Spin(const runtime::DriverApi& d, uint64_t ns) {
     throw std::runtime_error(runtime::CudaStatus(rc, "cuLaunchKernel(spin)").ToString());
 }
 
-double Median(std::vector<float>& times) {
+// Median in microseconds of `iters` calls of fn(i), each between two events and waited for;
+// `before` (if any) is enqueued ahead of each start event.
+double EventMedian(const runtime::DriverApi& d, const std::function<void(int)>& fn, int iters,
+                   const std::function<void()>& before) {
+  CUevent start, stop;
+  d.cuEventCreate(&start, CU_EVENT_DEFAULT);
+  d.cuEventCreate(&stop, CU_EVENT_DEFAULT);
+  std::vector<float> times;
+  for (int i = 0; i < iters; ++i) {
+    if (before) before();
+    d.cuEventRecord(start, nullptr);
+    fn(i);
+    d.cuEventRecord(stop, nullptr);
+    d.cuEventSynchronize(stop);
+    float ms = 0;
+    d.cuEventElapsedTime(&ms, start, stop);
+    times.push_back(ms);
+  }
+  d.cuEventDestroy(start);
+  d.cuEventDestroy(stop);
+  if (CUresult rc = d.cuCtxSynchronize(); rc != CUDA_SUCCESS)
+    throw std::runtime_error(runtime::CudaStatus(rc, "benchmark kernels").ToString());
   std::nth_element(times.begin(), times.begin() + times.size() / 2, times.end());
   return times[times.size() / 2] * 1000.0;
 }
@@ -106,24 +127,7 @@ double MedianMicros(const std::function<void(int)>& fn, int iters, int warmup) {
     return 0;
   }
   for (int i = 0; i < warmup; ++i) fn(i);
-  CUevent start, stop;
-  d.cuEventCreate(&start, CU_EVENT_DEFAULT);
-  d.cuEventCreate(&stop, CU_EVENT_DEFAULT);
-  std::vector<float> times;
-  for (int i = 0; i < iters; ++i) {
-    d.cuEventRecord(start, nullptr);
-    fn(i);
-    d.cuEventRecord(stop, nullptr);
-    d.cuEventSynchronize(stop);
-    float ms = 0;
-    d.cuEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
-  d.cuEventDestroy(start);
-  d.cuEventDestroy(stop);
-  if (CUresult rc = d.cuCtxSynchronize(); rc != CUDA_SUCCESS)
-    throw std::runtime_error(runtime::CudaStatus(rc, "benchmark kernels").ToString());
-  return Median(times);
+  return EventMedian(d, fn, iters, nullptr);
 }
 
 double QueuedMicros(const std::function<void(int)>& fn, int iters, int warmup) {
@@ -142,25 +146,7 @@ double QueuedMicros(const std::function<void(int)>& fn, int iters, int warmup) {
   uint64_t spin_ns = static_cast<uint64_t>(std::clamp(4 * host_ns, 30e3, 2e6));
   if (const char* v = std::getenv("FLASHJIT_BENCH_SPIN_US"))
     spin_ns = std::strtoull(v, 0, 10) * 1000;
-  CUevent start, stop;
-  d.cuEventCreate(&start, CU_EVENT_DEFAULT);
-  d.cuEventCreate(&stop, CU_EVENT_DEFAULT);
-  std::vector<float> times;
-  for (int i = 0; i < iters; ++i) {
-    Spin(d, spin_ns);
-    d.cuEventRecord(start, nullptr);
-    fn(i);
-    d.cuEventRecord(stop, nullptr);
-    d.cuEventSynchronize(stop);
-    float ms = 0;
-    d.cuEventElapsedTime(&ms, start, stop);
-    times.push_back(ms);
-  }
-  d.cuEventDestroy(start);
-  d.cuEventDestroy(stop);
-  if (CUresult rc = d.cuCtxSynchronize(); rc != CUDA_SUCCESS)
-    throw std::runtime_error(runtime::CudaStatus(rc, "benchmark kernels").ToString());
-  return Median(times);
+  return EventMedian(d, fn, iters, [&] { Spin(d, spin_ns); });
 }
 
 Timings TimeCall(const std::function<void(int)>& fn, int iters, int warmup) {

@@ -12,10 +12,18 @@ def median_us(fn, copies, iters, warmup):
     figure the benchmarks call "synced"."""
     for i in range(warmup):
         fn(i % copies)
+    return _event_median(fn, copies, iters)
+
+
+def _event_median(fn, copies, iters, before=None):
+    """Median of `iters` calls, each between two events and waited for; `before()` (if any) is
+    enqueued ahead of each start event."""
     start = torch.cuda.Event(enable_timing=True)
     stop = torch.cuda.Event(enable_timing=True)
     times = []
     for i in range(iters):
+        if before is not None:
+            before()
         start.record()
         fn(i % copies)
         stop.record()
@@ -56,15 +64,4 @@ def queued_us(fn, copies, iters, warmup):
     if os.environ.get("FLASHJIT_BENCH_SPIN_US"):
         spin_s = float(os.environ["FLASHJIT_BENCH_SPIN_US"]) * 1e-6
     cycles = int(spin_s * 2e9)
-    start = torch.cuda.Event(enable_timing=True)
-    stop = torch.cuda.Event(enable_timing=True)
-    times = []
-    for i in range(iters):
-        torch.cuda._sleep(cycles)
-        start.record()
-        fn(i % copies)
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0)
-    times.sort()
-    return times[len(times) // 2]
+    return _event_median(fn, copies, iters, lambda: torch.cuda._sleep(cycles))
