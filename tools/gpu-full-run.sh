@@ -4,7 +4,10 @@
 # GPU tests, and compute-sanitizer memcheck/racecheck on a subset.
 #
 #   tools/gpu-full-run.sh stage [BUILD] [STAGE]   here: prewarm BUILD/gpu-cache in dry run and copy
-#                                                 binaries + cache into STAGE (carry STAGE)
+#                                                 binaries + cache into STAGE, and pack STAGE into
+#                                                 build-pack/STAGE.tar.gz (carry build-pack when
+#                                                 STAGE and the tree pass the 64 MiB carry limit;
+#                                                 then `tar xzf build-pack/STAGE.tar.gz` first)
 #   tools/gpu-full-run.sh run [STAGE]             on the GPU machine; logs under $OUT
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -36,7 +39,15 @@ if [ "$mode" = stage ]; then
   # The Python package's compiled fast path, found beside the library it loads.
   cp -a "$build"/_flashjit_fast*.so "$stage"/ 2>/dev/null || true
   cp -a "$build/gpu-cache" "$stage/gpu-cache"
+  # The per-variant compile lock files are empty and only needed where kernels compile.
+  rm -rf "$stage/gpu-cache/locks"
+  if command -v strip > /dev/null; then
+    strip --strip-unneeded "$stage"/flashjit_* "$stage"/libflashjit.so.*.*.* 2> /dev/null || true
+  fi
   du -sh "$stage"
+  mkdir -p build-pack
+  tar czf "build-pack/$(basename "$stage").tar.gz" "$stage"
+  du -sh "build-pack/$(basename "$stage").tar.gz"
   exit 0
 fi
 
