@@ -88,6 +88,16 @@ FLASHJIT_DEVICE void StSharedClusterU32(uint32_t addr, uint32_t v) {
 #endif
 }
 
+// red.shared::cluster.add.u32 at a cluster shared-memory address (MapaSharedCluster): fire and
+// forget; the next cluster barrier's release / acquire makes the sums visible.
+FLASHJIT_DEVICE void RedSharedClusterAdd(uint32_t addr, uint32_t v) {
+#if FLASHJIT_CLUSTER_PTX
+  asm volatile("red.shared::cluster.add.u32 [%0], %1;" : : "r"(addr), "r"(v) : "memory");
+#else
+  __trap();
+#endif
+}
+
 #endif  // FLASHJIT_HAS_DEVICE
 
 }  // namespace flashjit

@@ -32,16 +32,6 @@ FLASHJIT_DEVICE void RedSharedAdd(uint32_t addr, uint32_t v) {
   asm volatile("red.shared.add.u32 [%0], %1;" : : "r"(addr), "r"(v) : "memory");
 }
 
-// red.shared::cluster.add.u32 at a cluster shared-memory address (MapaSharedCluster): fire and
-// forget; the next cluster barrier's release / acquire makes the sums visible.
-FLASHJIT_DEVICE void RedSharedClusterAdd(uint32_t addr, uint32_t v) {
-#if FLASHJIT_CLUSTER_PTX
-  asm volatile("red.shared::cluster.add.u32 [%0], %1;" : : "r"(addr), "r"(v) : "memory");
-#else
-  __trap();
-#endif
-}
-
 // The high half of a weight's significand for a first-digit bin's exact mass, from t = key
 // bits >> 12: (t & 0x7FF) | 0x800 for a normal weight, t itself for a subnormal one (t < 0x800).
 FLASHJIT_DEVICE uint32_t SignificandHigh(uint32_t t) {
