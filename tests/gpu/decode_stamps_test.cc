@@ -221,5 +221,45 @@ TEST_CASE("batch decode: per-CTA stamps small", "[gpu][decode]") {
   if (!DryRun()) CHECK(CheckStamps(buf, kCtas).second > 0);
 }
 
+// Plans made in this scope read the plan's records and page ids with (1) or without (0) the L2
+// evict-last policy (session 11's form; the default is on).
+struct ForceL2Keep {
+  explicit ForceL2Keep(int mode) { ops::SetDecodeL2KeepForTesting(mode); }
+  ~ForceL2Keep() { ops::SetDecodeL2KeepForTesting(-1); }
+};
+
+// Both forms of the plan-record and page-id reads against the fp64 reference: a split request
+// merged by its last CTA with an empty one, a cluster of 8, a persistent grid of 3 CTAs, fp8 KV,
+// page size 1 with two query tiles, and a CUDA graph. Small enough for compute-sanitizer.
+TEST_CASE("batch decode: L2 evict-last plan reads on and off small", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  BatchCase c;
+  c.num_qo_heads = 4;
+  c.num_kv_heads = 1;
+  c.lens = {700, 0, 33};
+  BatchCase cl = c;
+  cl.lens = {1024};
+  BatchCase f8 = c;
+  f8.kv_dtype = DType::kF8E4M3;
+  BatchCase p1 = c;
+  p1.num_qo_heads = 34;
+  p1.num_kv_heads = 2;
+  p1.page_size = 1;
+  p1.lens = {300, 65, 1};
+  for (int keep = 0; keep < 2; ++keep) {
+    ForceL2Keep form(keep);
+    INFO("l2_keep " << keep);
+    RunBatch(c, rng);
+    RunBatch(cl, rng);
+    RunBatch(f8, rng);
+    RunBatch(p1, rng);
+    {
+      ForcePersistentGrid grid(3);
+      RunBatch(c, rng);
+    }
+    GraphRun(c, rng);
+  }
+}
+
 }  // namespace
 }  // namespace flashjit::test

@@ -51,11 +51,16 @@ std::string ShapeKey(const Shape& s) {
 // --once (bench_util): one call of each shape, no timing (for a profiler).
 // --persistent 0|1|auto: sets FLASHJIT_DECODE_PERSISTENT for this process (A/B of the persistent
 // grid: 0 = one CTA per (item, head tile), 1 = every plan that does not cluster, auto = default).
+// --l2-keep 0|1: sets FLASHJIT_DECODE_L2_KEEP (session 11's A/B: the plan's records and the page
+// ids read with an L2 evict-last policy; default 1).
 // --layout hnd: the paged cache as [pages, 2, Hkv, page, D] (one head's page contiguous) instead
 // of NHD [pages, 2, page, Hkv, D]; the same bytes and page tables.
-// --stamps FILE: diagnostic (FLASHJIT_DECODE_STAMPS=1, the stamps variant): after timing each
+// --stamps FILE: diagnostic (FLASHJIT_DECODE_STAMPS=1, the stamps variant): before timing each
 // batch shape, one call alone and the second of two back-to-back calls write per-CTA timestamps;
-// a summary line per call is printed and the raw stamps are appended to FILE.
+// a summary line per call is printed and the raw stamps are appended to FILE. Since session 11
+// each stamped call follows one call on every other input copy (as in the timing loop: the
+// stamped call's page table, q and out were last touched `copies` calls before, and the previous
+// call streamed its K/V); before, the alone call came right after Plan's copy.
 struct Options {
   std::vector<std::string> shapes;
   bool hnd = false;
@@ -76,6 +81,8 @@ Options ParseOptions(int argc, char** argv) {
         setenv("FLASHJIT_DECODE_PERSISTENT", v.c_str(), 1);
     }
     if (!std::strcmp(argv[i], "--layout") && i + 1 < argc) o.hnd = !std::strcmp(argv[++i], "hnd");
+    if (!std::strcmp(argv[i], "--l2-keep") && i + 1 < argc)
+      setenv("FLASHJIT_DECODE_L2_KEEP", argv[++i], 1);
     if (!std::strcmp(argv[i], "--stamps") && i + 1 < argc) {
       o.stamps = argv[++i];
       setenv("FLASHJIT_DECODE_STAMPS", "1", 1);
@@ -103,7 +110,7 @@ bench::Timings Time(const std::function<void(int)>& run) { return bench::TimeCal
 // sm-tail = spread of the SMs' last ends; busy = sum over the SMs of (last end - first entry) /
 // (SMs x span); ideal = bytes / 4.6 TB/s.
 void StampShape(const std::function<void(int)>& run, const std::string& path, const Shape& s,
-                double bytes, bool hnd) {
+                double bytes, bool hnd, int copies) {
   constexpr int64_t kCtas = 1 << 16;
   constexpr int kW = attention::kDecodeStampWords;
   static void* buf = bench::DeviceAlloc(size_t(kCtas) * kW * 8);
@@ -118,12 +125,15 @@ void StampShape(const std::function<void(int)>& run, const std::string& path, co
   std::vector<unsigned long long> h(size_t(kCtas) * kW);
   FILE* f = std::fopen(path.c_str(), "a");
   for (int mode = 0; mode < 2; ++mode) {
+    // One call on each other input copy (on the only one when there is one), then the stamped
+    // call on copy 0.
+    for (int i = 1; i < copies + (copies == 1); ++i) run(i);
     sync();
     if ((*d)->cuMemsetD8(reinterpret_cast<CUdeviceptr>(buf), 0, h.size() * 8) != CUDA_SUCCESS)
       throw std::runtime_error("cuMemsetD8");
     sync();
-    run(1);
-    if (mode == 1) run(2);  // the second overwrites the first's stamps
+    run(copies);
+    if (mode == 1) run(copies + 1);  // the second overwrites the first's stamps
     sync();
     if ((*d)->cuMemcpyDtoH(h.data(), reinterpret_cast<CUdeviceptr>(buf), h.size() * 8) !=
         CUDA_SUCCESS)
@@ -294,7 +304,7 @@ int main(int argc, char** argv) {
                       TensorView::Contiguous(tables[c], DType::kI32, {pages}),
                       TensorView::Contiguous(outs[c], DType::kBF16, {s.b, hq, d})));
     };
-    if (!opt.stamps.empty()) StampShape(run, opt.stamps, s, double(kv_bytes), opt.hnd);
+    if (!opt.stamps.empty()) StampShape(run, opt.stamps, s, double(kv_bytes), opt.hnd, copies);
     const bench::Timings t = Time(run);
     bench::Report("decode",
                   fmt::format("{} B={} L={}", s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len),

@@ -8,7 +8,10 @@ every key), so exactly K + V are read. The enable_gqa form is timed too where it
 Median of event-timed runs (a sync after each call, so the host enqueue is counted, as in
 bench_decode's first figure), rotating over input copies when a shape's KV is small; the median of
 calls timed alone with the host enqueue hidden behind a spin (bench_decode's queued figure); and
-the GPU time per call of calls enqueued back to back (bench_decode's back-to-back figure)."""
+the GPU time per call of calls enqueued back to back (bench_decode's back-to-back figure).
+
+Options (session 11, to keep a device call short): --shapes BxL,... (as bench_decode's),
+--backends cudnn[,flash]."""
 import sys
 
 import torch
@@ -32,14 +35,25 @@ def b2b_us(fn, copies):
     return _b2b_us(fn, copies, iters=30, warmup=5)
 
 
+def _option(name, default):
+    if name in sys.argv[1:-1]:
+        return sys.argv[sys.argv.index(name) + 1]
+    return default
+
+
 def main():
     dev = torch.device("cuda")
+    shapes = _option("--shapes", "")
+    wanted = set(shapes.split(",")) if shapes else None
+    backends = set(_option("--backends", "cudnn,flash").split(","))
     print(f"torch {torch.__version__} cudnn {torch.backends.cudnn.version()} "
           f"{torch.cuda.get_device_name()}")
     print(f"{'backend':<24} {'shape':<14} {'us':>9} {'TB/s':>7} {'b2b us':>9} {'TB/s':>7} "
           f"{'queued us':>9} {'TB/s':>7}")
     for b in (1, 16, 64, 256):
         for length in (1024, 4096, 16384, 32768):
+            if wanted is not None and f"{b}x{length}" not in wanted:
+                continue
             kv_bytes = b * length * HKV * D * 2 * 2
             copies = max(1, min(16, (1 << 30) // kv_bytes))
             ks = [torch.randn(b, HKV, length, D, device=dev, dtype=torch.bfloat16) for _ in range(copies)]
@@ -48,6 +62,8 @@ def main():
             q1 = [x.reshape(b, HQ, 1, D) for x in qg]
             for name, backend in (("cudnn", SDPBackend.CUDNN_ATTENTION),
                                   ("flash", SDPBackend.FLASH_ATTENTION)):
+                if name not in backends:
+                    continue
                 for form in ("group-as-q", "enable_gqa"):
                     try:
                         with sdpa_kernel(backend):

@@ -26,6 +26,8 @@ const spec::OpFamily* DecodeFamily() {
         spec::BoolField("soft_cap", false, "cap", "logits soft cap: cap * tanh(x / cap)"),
         spec::BoolField("alibi", false, "alibi", "ALiBi position bias"),
         spec::BoolField("rope", false, "rope", "RoPE on q and k inside the kernel"),
+        spec::BoolField("l2_keep", false, "l2k",
+                        "plan records and page ids read with an L2 evict-last policy"),
         spec::BoolField("stamps", false, "stamp",
                         "diagnostic: per-CTA %globaltimer / clock stamps into params.stamps"),
     };
@@ -56,11 +58,12 @@ const spec::OpFamily* DecodeFamily() {
           "  using DTypeQ = {};\n  using DTypeKV = {};\n  static constexpr int kThreads = 128;\n"
           "  static constexpr int kHeadDim = {};\n  static constexpr int kStages = {};\n"
           "  static constexpr bool kSoftCap = {};\n  static constexpr bool kAlibi = {};\n"
-          "  static constexpr bool kRope = {};\n  static constexpr bool kStamps = {};\n",
+          "  static constexpr bool kRope = {};\n  static constexpr bool kStamps = {};\n"
+          "  static constexpr bool kL2Keep = {};\n",
           spec::CxxType(s["dtype_q"].get<std::string>()),
           spec::CxxType(s["dtype_kv"].get<std::string>()), s["head_dim"].get<int>(),
           s["stages"].get<int>(), s["soft_cap"].get<bool>(), s["alibi"].get<bool>(),
-          s["rope"].get<bool>(), s["stamps"].get<bool>());
+          s["rope"].get<bool>(), s["stamps"].get<bool>(), s["l2_keep"].get<bool>());
     };
     return f;
   }();
@@ -80,6 +83,7 @@ Result<VariantSpec> DecodeSpec::ToVariant() const {
                                      {"soft_cap", soft_cap != 0},
                                      {"alibi", alibi != 0},
                                      {"rope", rope != 0},
+                                     {"l2_keep", l2_keep != 0},
                                      {"stamps", stamps != 0}});
 }
 
@@ -126,6 +130,7 @@ DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_c
   s.alibi = alibi;
   s.rope = rope;
   s.stamps = DecodeStamps();
+  s.l2_keep = DecodeL2Keep();
   return s;
 }
 

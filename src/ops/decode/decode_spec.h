@@ -19,8 +19,9 @@ struct DecodeSpec {
   uint8_t soft_cap = 0;
   uint8_t alibi = 0;
   uint8_t rope = 0;
-  uint8_t stamps = 0;     // diagnostic: per-CTA timestamps into DecodeParams::stamps
-  uint8_t reserved_ = 0;  // 0: keeps the struct free of padding (its bytes are the cache key)
+  uint8_t stamps = 0;  // diagnostic: per-CTA timestamps into DecodeParams::stamps
+  uint8_t l2_keep =
+      0;  // plan records and page ids read with an L2 evict-last policy (DecodeL2Keep)
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -32,6 +33,14 @@ bool DecodeStamps();
 // Tests: 1 / 0 force the stamps variant on / off for plans made from now on; < 0 restores the
 // knob.
 void SetDecodeStampsForTesting(int mode);
+// Whether the kernels read the plan's records (work items, count, merge items, units) and the
+// page ids with an L2 evict-last policy, so that these lines, which every call and every layer
+// of a model step read again, stay in the L2 while the K/V stream through it (session 11). Knob
+// FLASHJIT_DECODE_L2_KEEP=0|1; default on.
+bool DecodeL2Keep();
+// Tests: 1 / 0 force the evict-last reads on / off for plans made from now on; < 0 restores the
+// knob.
+void SetDecodeL2KeepForTesting(int mode);
 void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas);
 
 // Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
