@@ -135,7 +135,13 @@ __device__ void sample_rows(const SamplingParams& p) {
   constexpr bool kExchangeable = V::kCandidates && kCluster > 1;
   __shared__ ClusterExchangeHeader exchange_header;
   __shared__ uint32_t exchange_ends[kExchangeable ? V::kThreads : 1];
-  const ClusterExchange exchange{&exchange_header, exchange_ends};
+  const ClusterExchange exchange{&exchange_header,
+                                 exchange_ends,
+                                 p.seed_ptr,
+                                 p.offset_ptr,
+                                 p.seed,
+                                 p.offset,
+                                 static_cast<int64_t>(blockIdx.x / kCluster)};
   // The form's bits: compile-time constants with V::kForm (variant field `form`), else read from
   // the params at each use (as before the field: the same code).
   const bool exchange_form = kExchangeable && ClusterExchangeForm<V>(CandidateForm<V>(p.cand_form));
@@ -208,9 +214,20 @@ __device__ void sample_rows(const SamplingParams& p) {
 
   Stamp<V>(p.stamps, kStampSelect);
   if constexpr (V::kOutput == kSample) {
-    const uint64_t seed = p.seed_ptr ? *p.seed_ptr : p.seed;
-    const uint64_t offset = p.offset_ptr ? *p.offset_ptr : p.offset;
-    const float u = UniformDraw(seed, offset, row, 0);
+    long long token = -1;
+    int owner = -1;
+    bool exchanged = false;
+    if constexpr (kExchangeable) exchanged = exchange_form && top_p_sel.ok;
+    // kFormOwnerEarly: the exchange drew it (top_p_sel.ok: the exchange ran).
+    constexpr bool kOwnerEarly = OwnerEarlyForm<V>();
+    float u;
+    if (kOwnerEarly && exchanged) {
+      u = exchange_header.u;
+    } else {
+      const uint64_t seed = p.seed_ptr ? *p.seed_ptr : p.seed;
+      const uint64_t offset = p.offset_ptr ? *p.offset_ptr : p.offset;
+      u = UniformDraw(seed, offset, row, 0);
+    }
     auto pick = [&](float t) {
       if constexpr (V::kInput == 1)
         return PickIndex<V>(keys.With(LogitRow<V>{in, logit_max, scale}), begin, end, sel.key, t,
@@ -219,10 +236,6 @@ __device__ void sample_rows(const SamplingParams& p) {
         return PickIndex<V>(keys.With(ProbRow<V>{reinterpret_cast<const float*>(in)}), begin, end,
                             sel.key, t, scratch, pick_scratch);
     };
-    long long token = -1;
-    int owner = -1;
-    bool exchanged = false;
-    if constexpr (kExchangeable) exchanged = exchange_form && top_p_sel.ok;
     if (exchanged) {
       // Every block holds the same kept candidates' mass and (lane j) block j's mass above b0:
       // the same total, target and owner everywhere, with no cluster barrier. The order: the
@@ -231,7 +244,9 @@ __device__ void sample_rows(const SamplingParams& p) {
       const int lane = threadIdx.x % 32;
       const double cand = sel.local;  // exchanged: the kept candidates' mass (TopPSelection)
       double a = 0;
-      if (lane < kCluster) a = MapaGeneric(&exchange_header, static_cast<uint32_t>(lane))->above;
+      if (lane < kCluster)
+        a = kOwnerEarly ? exchange_header.seen_above[lane]
+                        : MapaGeneric(&exchange_header, static_cast<uint32_t>(lane))->above;
       a = a > 0 ? a : 0.0;
       double incl = a;
 #pragma unroll

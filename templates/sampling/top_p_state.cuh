@@ -82,11 +82,38 @@ struct ClusterExchangeHeader {
   double above;    // the block's mass above b0: its threads' pass-2 sums, block-reduced
   uint32_t count;  // the block's elements in b0
   uint32_t flags;  // 1: a warp region overflowed, 2: a bad number
+  // kFormOwnerEarly (this block's own copies, read by this block only): every block's mass above
+  // b0 (block j's at [j]) and the row's uniform, written after the exchange.
+  double seen_above[8];
+  float u;
 };
 struct ClusterExchange {
   ClusterExchangeHeader* hdr;
   uint32_t* ends;  // [kThreads]: each thread's TopPSelection::cand_end
+  // kFormOwnerEarly: the row's uniform draw (UniformDraw(seed, offset, row, 0), sample_rows):
+  // the seed and offset as SamplingParams holds them, and the row.
+  const uint64_t* seed_ptr;
+  const uint64_t* offset_ptr;
+  uint64_t seed, offset;
+  int64_t row;
 };
+
+// barrier.cluster.arrive.release / wait.acquire apart (ClusterSync is the two together): work
+// between them runs while the other blocks arrive. Every thread arrives once before it waits.
+FLASHJIT_DEVICE void ClusterArriveRelease() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.release.aligned;" : : : "memory");
+#else
+  __trap();
+#endif
+}
+FLASHJIT_DEVICE void ClusterWaitAcquire() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.wait.acquire.aligned;" : : : "memory");
+#else
+  __trap();
+#endif
+}
 
 struct TopPSelection {
   SelectResult sel;
@@ -147,6 +174,17 @@ template <class V>
 FLASHJIT_DEVICE constexpr bool EndsWithHeaderForm() {
   return Digit3PushForm<V>() && (V::kForm & kFormEndsWithHeader) != 0;
 }
+// Session 11's levers of kFormDigit3Push (sampling_params.cuh): digit 0's merge as a push, the
+// owner's inputs read early.
+template <class V>
+FLASHJIT_DEVICE constexpr bool Merge0PushForm() {
+  return Digit3PushForm<V>() && (V::kForm & kFormMerge0Push) != 0 && V::kCluster <= 8;
+}
+template <class V>
+FLASHJIT_DEVICE constexpr bool OwnerEarlyForm() {
+  return Digit3PushForm<V>() && (V::kForm & kFormOwnerEarly) != 0 && V::kCluster <= 8;
+}
+
 template <class V>
 FLASHJIT_DEVICE constexpr int ClusterKeyRounds() {
   return Digit3PushForm<V>() && (V::kForm & kFormKeys2Rounds) != 0 && V::kCluster <= 4 ? 2 : 1;

@@ -123,7 +123,7 @@ TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
                     "options.tuning.cache_bytes");
   }
-  for (int c : {-2, 18}) {
+  for (int c : {-2, 21}) {
     SamplingOptions o;
     o.tuning.candidates = c;
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
@@ -234,15 +234,16 @@ TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]
   using namespace flashjit::sampling;
   // B = 1 x 128256: clusters of 8 x 512 threads, 16032-element slices.
   ops::SamplingTopPChoice c = ChooseSamplingTopPForm(-1, 8, 512, 16032, 1, 132);
-  CHECK(c.cand_form == (43 | kFormDigit3Push | kFormPushZeroLean));
+  CHECK(c.cand_form ==
+        (43 | kFormDigit3Push | kFormPushZeroLean | kFormMerge0Push | kFormOwnerEarly));
   CHECK(c.compiled);
   CHECK(c.fast_scan == 7);
   CHECK(c.exchange);
   CHECK_FALSE(c.lane_columns);
   // B = 64: clusters of 2 (lane columns); B = 256: one 256-thread block per row (the window).
   c = ChooseSamplingTopPForm(-1, 2, 512, 64128, 64, 132);
-  CHECK(c.cand_form ==
-        (59 | kFormDigit3Push | kFormPushZeroLean | kFormEndsWithHeader | kFormKeys2Rounds));
+  CHECK(c.cand_form == (59 | kFormDigit3Push | kFormPushZeroLean | kFormEndsWithHeader |
+                        kFormKeys2Rounds | kFormMerge0Push | kFormOwnerEarly));
   CHECK(c.compiled);
   c = ChooseSamplingTopPForm(-1, 1, 256, 128256, 256, 132);
   CHECK(c.cand_form == 31);
@@ -292,10 +293,30 @@ TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]
   CHECK(ChooseSamplingTopPForm(17, 1, 256, 128256, 256, 132).cand_form == 31);
   CHECK(ChooseSamplingTopPForm(13, 8, 512, 16032, 1, 132).cand_form == 43);
   CHECK(ChooseSamplingTopPForm(13, 2, 512, 64128, 64, 132).cand_form == 59);
+  // 18-19: session 11's levers on the default's push form (15 in clusters of 8, 17 in clusters
+  // of 2): digit 0's merge as a push; 19 also the owner's inputs read early.
+  CHECK(ChooseSamplingTopPForm(18, 8, 512, 16032, 1, 132).cand_form ==
+        (43 | kPush | kFormPushZeroLean | kFormMerge0Push));
+  CHECK(
+      ChooseSamplingTopPForm(18, 2, 512, 64128, 64, 132).cand_form ==
+      (59 | kPush | kFormPushZeroLean | kFormEndsWithHeader | kFormKeys2Rounds | kFormMerge0Push));
+  CHECK(ChooseSamplingTopPForm(19, 8, 512, 16032, 1, 132).cand_form ==
+        (43 | kPush | kFormPushZeroLean | kFormMerge0Push | kFormOwnerEarly));
+  CHECK(ChooseSamplingTopPForm(19, 2, 512, 64128, 64, 132).cand_form ==
+        (59 | kPush | kFormPushZeroLean | kFormEndsWithHeader | kFormKeys2Rounds | kFormMerge0Push |
+         kFormOwnerEarly));
+  CHECK(ChooseSamplingTopPForm(19, 8, 256, 4000, 1, 132).cand_form ==
+        ChooseSamplingTopPForm(13, 8, 256, 4000, 1, 132).cand_form);
+  CHECK(ChooseSamplingTopPForm(19, 1, 256, 128256, 256, 132).cand_form == 31);
+  // 20: session 10 round 2's default.
+  CHECK(ChooseSamplingTopPForm(20, 8, 512, 16032, 1, 132).cand_form ==
+        (43 | kPush | kFormPushZeroLean));
+  CHECK(ChooseSamplingTopPForm(20, 2, 512, 64128, 64, 132).cand_form ==
+        (59 | kPush | kFormPushZeroLean | kFormEndsWithHeader | kFormKeys2Rounds));
   // Clusters of 4 (every form's code at run time): no push.
   CHECK(ChooseSamplingTopPForm(-1, 4, 512, 32064, 16, 132).cand_form == 43);
   CHECK_FALSE(ops::SamplingTopPFormOf(0).two_pass);
-  for (int v = 1; v <= 14; ++v) CHECK(ops::SamplingTopPFormOf(v).two_pass);
+  for (int v = 1; v <= 20; ++v) CHECK(ops::SamplingTopPFormOf(v).two_pass);
 }
 
 TEST_CASE("sampling: candidate regions of the two-pass top-p path", "[sampling]") {
@@ -379,12 +400,16 @@ TEST_CASE("sampling spec: the compiled-in form", "[sampling]") {
   s.candidates = 1;
   s.form = 64;
   CHECK(!s.ToVariant().ok());
-  // Session 10 round 2's levers need the push; the field stops at 1023.
+  // Session 10 round 2's and session 11's levers need the push; the field stops at 4095.
   s.form = 43 | sampling::kFormPushZeroLean;
   auto lever = s.ToVariant();
   REQUIRE(!lever.ok());
   CHECK(lever.status().message().find("need kFormDigit3Push") != std::string::npos);
-  s.form = 1024;
+  s.form = 43 | sampling::kFormMerge0Push;
+  CHECK(!s.ToVariant().ok());
+  s.form = 43 | sampling::kFormOwnerEarly;
+  CHECK(!s.ToVariant().ok());
+  s.form = 4096;
   CHECK(!s.ToVariant().ok());
 }
 

@@ -56,7 +56,7 @@ const spec::OpFamily* SamplingFamily() {
                         "with exact_prefix: digits 2-3 scanned in integers, the chosen bin found "
                         "by every warp itself (1 block barrier per digit; TopPScanDigitWarp)"),
         spec::IntRangeField(
-            "form", -1, 1023, -1, "cf",
+            "form", -1, 4095, -1, "cf",
             "the two-pass top-p kernel's kForm* bits (sampling_params.cuh) compiled "
             "in: the forms the launch never takes are left out; -1: every form's "
             "code, the launch's SamplingParams::cand_form chooses"),
@@ -98,12 +98,14 @@ const spec::OpFamily* SamplingFamily() {
         return Status::InvalidArgument(
             "sampling: form bit kFormDigit3Push needs warp_scan, clusters and the exchange");
       if (s["form"].get<int>() >= 0 &&
-          (s["form"].get<int>() & (sampling::kFormPushZeroLean | sampling::kFormEndsWithHeader |
-                                   sampling::kFormKeys2Rounds)) &&
+          (s["form"].get<int>() &
+           (sampling::kFormPushZeroLean | sampling::kFormEndsWithHeader |
+            sampling::kFormKeys2Rounds | sampling::kFormMerge0Push | sampling::kFormOwnerEarly)) &&
           !(s["form"].get<int>() & sampling::kFormDigit3Push))
         return Status::InvalidArgument(
-            "sampling: form bits kFormPushZeroLean, kFormEndsWithHeader and kFormKeys2Rounds "
-            "need kFormDigit3Push");
+            "sampling: form bits kFormPushZeroLean, kFormEndsWithHeader, kFormKeys2Rounds, "
+            "kFormMerge0Push and kFormOwnerEarly need kFormDigit3Push");
+
       return Status::Ok();
     };
     f.variant_body = [](const spec::Json& s) {
@@ -266,14 +268,19 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 //      (kFormEndsWithHeader); 17 16 with two rounds of keys in flight in digit 2's fill in
 //      clusters of at most 4 (kFormKeys2Rounds); each where 14 pushes. The default since round 2:
 //      15 in clusters of 8, 17 in clusters of 2 (its push_levers 15)
+//   18 the default's push form (15 in clusters of 8, 17 in clusters of 2) with digit 0's merge
+//      as a push (kFormMerge0Push, session 11); 19 18 with the owner's inputs read early
+//      (kFormOwnerEarly: the masses above b0 with the exchange's header, the uniform in its
+//      barrier's shadow); each where 14 pushes. 20 session 10 round 2's default (15 in clusters
+//      of 8, 17 in clusters of 2). The default in session 11's stage: 19 (to be measured)
 // Where the default's rules come from (measured on the H200): SamplingLaneColumns and
 // SamplingClusterExchange (sampling_spec.h), the fast scans and the compiled form
 // (sampling_run.cc).
 constexpr uint8_t kAllFormBits = 0xFF;
-constexpr SamplingTopPForm kSamplingTopPForms[19] = {
+constexpr SamplingTopPForm kSamplingTopPForms[22] = {
     // two_pass, bits_mask, lean, window, columns, exchange, fast_scan, compiled, digit3_push,
     // push_levers (kFormPushZeroLean, kFormEndsWithHeader, kFormKeys2Rounds where it pushes)
-    {true, kAllFormBits, true, true, -1, true, -1, -1, true, 15},        // -1 the default
+    {true, kAllFormBits, true, true, -1, true, -1, -1, true, 15 | 48},   // -1 the default
     {false, kAllFormBits, true, true, 0, false, 0, 0, false},            // 0
     {true, kAllFormBits, true, true, -1, true, -1, 0, false},            // 1
     {true, 0, true, true, 0, false, 0, 0, false},                        // 2
@@ -292,10 +299,13 @@ constexpr SamplingTopPForm kSamplingTopPForms[19] = {
     {true, kAllFormBits, true, true, -1, true, -1, 1, true, 1},          // 15
     {true, kAllFormBits, true, true, -1, true, -1, 1, true, 3},          // 16
     {true, kAllFormBits, true, true, -1, true, -1, 1, true, 7},          // 17
+    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 15 | 16},    // 18
+    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 15 | 48},    // 19
+    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 15},         // 20
 };
 
 const SamplingTopPForm& SamplingTopPFormOf(int candidates) {
-  return kSamplingTopPForms[std::clamp(candidates, -1, 17) + 1];
+  return kSamplingTopPForms[std::clamp(candidates, -1, 20) + 1];
 }
 
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
@@ -348,7 +358,9 @@ SamplingTopPChoice ChooseSamplingTopPForm(int candidates, int cluster, int threa
     const bool ends = (f.push_levers & 2) && (!(f.push_levers & 8) || cluster <= 4);
     c.cand_form |= ((f.push_levers & 1) ? sampling::kFormPushZeroLean : 0) |
                    (ends ? sampling::kFormEndsWithHeader : 0) |
-                   ((f.push_levers & 4) && cluster <= 4 ? sampling::kFormKeys2Rounds : 0);
+                   ((f.push_levers & 4) && cluster <= 4 ? sampling::kFormKeys2Rounds : 0) |
+                   ((f.push_levers & 16) ? sampling::kFormMerge0Push : 0) |
+                   ((f.push_levers & 32) ? sampling::kFormOwnerEarly : 0);
   }
   return c;
 }
