@@ -3,7 +3,9 @@
 //
 // Variant: DTypeQ (q, out and the tensor-core type), DTypeKV (16-bit = DTypeQ, or fp8),
 // kHeadDim, kStages, kSoftCap, kAlibi, kRope; kL2Keep (the plan's records and the page ids read
-// with an L2 evict-last policy, LoadMeta); kStamps (diagnostic timestamps).
+// with an L2 evict-last policy, LoadMeta); kFastIndex (the CTA's item and head from the launch's
+// divisors, DecodeCtaIndexFast, and the loader's parameters read before the item); kStamps
+// (diagnostic timestamps).
 #pragma once
 
 #include "attention/decode_epilogue.cuh"
@@ -56,7 +58,7 @@ struct DecodeStampRegs {
 };
 
 // The work item of this CTA: from the plan, or the uniform split of a single request.
-template <bool kKeep>
+template <bool kKeep, bool kFastIndex = false>
 FLASHJIT_DEVICE DecodeWorkItem ThisWorkItem(const DecodeParams& p, int item) {
   if (p.work) {
     if constexpr (kKeep) {
@@ -82,7 +84,10 @@ FLASHJIT_DEVICE DecodeWorkItem ThisWorkItem(const DecodeParams& p, int item) {
   w.kv_len = p.single_kv_len;
   w.kv_start = item * p.single_chunk;
   w.kv_end = min(p.single_kv_len, w.kv_start + p.single_chunk);
-  w.partial = DecodeGridItems(p) > 1 ? item : -1;
+  if constexpr (kFastIndex)
+    w.partial = DecodeGridItemsFast(p) > 1 ? item : -1;
+  else
+    w.partial = DecodeGridItems(p) > 1 ? item : -1;
   w.merge = -1;
   return w;
 }
@@ -403,17 +408,30 @@ __device__ void decode_attention(const DecodeParams& p) {
   GridLaunchDependents();
   // The item is read before the count (the grid never exceeds the workspace's capacity), so
   // that the two loads overlap.
-  const int item = DecodeCtaItem(p), head_tile = DecodeCtaHeadTile(p);
-  const DecodeWorkItem w = ThisWorkItem<V::kL2Keep>(p, item);
+  int item, head_tile, kv_head, q_tile;
+  Loader loader;
+  if constexpr (V::kFastIndex) {
+    DecodeCtaIndexFast(p, item, head_tile);
+    kv_head = p.q_tiles == 1 ? head_tile : head_tile / p.q_tiles;
+    q_tile = head_tile - kv_head * p.q_tiles;
+    loader.InitHead(p, kv_head);  // parameters only: their constant-bank reads start now
+  } else {
+    item = DecodeCtaItem(p);
+    head_tile = DecodeCtaHeadTile(p);
+    kv_head = head_tile / p.q_tiles;
+    q_tile = head_tile % p.q_tiles;
+  }
+  const DecodeWorkItem w = ThisWorkItem<V::kL2Keep, V::kFastIndex>(p, item);
   int num_items;
-  if constexpr (V::kL2Keep)
+  if constexpr (V::kFastIndex)
+    num_items = p.num_work ? LoadMeta<V::kL2Keep>(p.num_work) : DecodeGridItemsFast(p);
+  else if constexpr (V::kL2Keep)
     num_items = p.num_work ? LoadMeta<true>(p.num_work) : DecodeGridItems(p);
   else
     num_items = p.num_work ? *p.num_work : DecodeGridItems(p);
   if (item >= num_items) return;  // graph mode: fixed grid
-  const int kv_head = head_tile / p.q_tiles;
-  const int qh0 = kv_head * p.group_size + (head_tile % p.q_tiles) * kDecodeQTile;
-  const int rows = min(kDecodeQTile, p.group_size - (head_tile % p.q_tiles) * kDecodeQTile);
+  const int qh0 = kv_head * p.group_size + q_tile * kDecodeQTile;
+  const int rows = min(kDecodeQTile, p.group_size - q_tile * kDecodeQTile);
   const int qpos = w.kv_len - 1;
   const int key_lo = p.window_left >= 0 ? max(w.kv_start, qpos - p.window_left) : w.kv_start;
   if constexpr (V::kStamps) {
@@ -439,8 +457,10 @@ __device__ void decode_attention(const DecodeParams& p) {
 
   // Prologue: the page ids of the first kStages - 1 tiles (all loads in flight together), their
   // copies, the page ids of the next tile, then the query.
-  Loader loader;
-  loader.Init(p, w, kv_head);
+  if constexpr (V::kFastIndex)
+    loader.InitItem(p, w);
+  else
+    loader.Init(p, w, kv_head);
   const int n_tiles = (w.kv_end - w.kv_start + kTile - 1) / kTile;
   {
     int32_t pages[kStages - 1][Loader::kRows];

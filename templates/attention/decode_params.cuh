@@ -59,9 +59,18 @@ struct DecodeParams {
   float* lse;                  // [B, Hq] base 2, or null
   const DecodeWorkItem* work;  // null: uniform split of request 0 (single decode)
   const int32_t* num_work;     // number of valid items (CTAs beyond it exit); null: gridDim.x
-  float* partial_o;            // [slots, Hq, D]
-  float* partial_lse;          // [slots, Hq]
-  const float* sinks;          // [Hq] natural-log sink logits, or null
+  // This CTA's work item and head tile without a division at run time (variants with
+  // kFastIndex; set by every launch): with c = cluster (1 when not clustered) and H = the head
+  // tiles in x (num_kv_heads * q_tiles when head_major, else 1), grid_item_div divides by c * H
+  // and grid_cluster_div by c. Next to work and num_work, so that the CTA's first constant-bank
+  // line holds what its first loads need.
+  FastDivisor grid_item_div;
+  FastDivisor grid_cluster_div;
+  int32_t grid_heads;  // H
+  int32_t pad0_;
+  float* partial_o;    // [slots, Hq, D]
+  float* partial_lse;  // [slots, Hq]
+  const float* sinks;  // [Hq] natural-log sink logits, or null
   // Fused merge (plans): the last CTA of a split request merges its partials. Counters
   // [merge items, head tiles] start at 0 and are left at 0. Null: the merge kernel does it.
   const DecodeMergeItem* merge_items;
@@ -102,7 +111,7 @@ struct DecodeParams {
   // kDecodeStampWords 64-bit words (see DecodeStamp). Unused by every other variant.
   unsigned long long* stamps;
 };
-FLASHJIT_CHECK_PARAMS(DecodeParams, 272);
+FLASHJIT_CHECK_PARAMS(DecodeParams, 312);
 
 // The words a stamps variant writes per CTA: %globaltimer (ns) at entry, after the prologue's
 // copies were issued, when the first tile had landed, and at the end; then the SM clock's
@@ -126,6 +135,18 @@ FLASHJIT_DEVICE int DecodeCtaHeadTile(const DecodeParams& p) {
   if (p.cluster > 1) return static_cast<int>(blockIdx.x) / p.cluster % DecodeHeadTiles(p);
   return p.head_major ? static_cast<int>(blockIdx.x) % DecodeHeadTiles(p)
                       : static_cast<int>(blockIdx.y);
+}
+// The same from the launch's divisors (kFastIndex): x = (item / c * H + head tile) * c + item % c,
+// so x / c = item / c * H + head tile and x / (c * H) = item / c.
+FLASHJIT_DEVICE void DecodeCtaIndexFast(const DecodeParams& p, int& item, int& head_tile) {
+  const uint32_t x = blockIdx.x;
+  const uint32_t xc = FastDiv(x, p.grid_cluster_div), q = FastDiv(x, p.grid_item_div);
+  const uint32_t c = p.grid_cluster_div.divisor;
+  item = static_cast<int>(q * c + (x - xc * c));
+  head_tile = static_cast<int>(xc - q * static_cast<uint32_t>(p.grid_heads) + blockIdx.y);
+}
+FLASHJIT_DEVICE int DecodeGridItemsFast(const DecodeParams& p) {
+  return static_cast<int>(FastDiv(gridDim.x, p.grid_item_div) * p.grid_cluster_div.divisor);
 }
 // Work items the grid has room for.
 FLASHJIT_DEVICE int DecodeGridItems(const DecodeParams& p) {

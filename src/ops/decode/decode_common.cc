@@ -167,7 +167,7 @@ DecodePersistentMode DecodePersistent() {
 namespace {
 std::atomic<int> g_pdl_test{-1};
 std::atomic<unsigned long long*> g_stamps{nullptr};
-std::atomic<int> g_stamps_test{-1}, g_l2_keep_test{-1};
+std::atomic<int> g_stamps_test{-1}, g_l2_keep_test{-1}, g_fast_index_test{-1};
 std::atomic<int64_t> g_stamps_ctas{0};
 }  // namespace
 
@@ -194,6 +194,20 @@ bool DecodeL2Keep() {
 }
 
 void SetDecodeL2KeepForTesting(int mode) { g_l2_keep_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
+
+bool DecodeFastIndex() {
+  const int forced = g_fast_index_test.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced != 0;
+  static const bool kOn = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_FAST_INDEX");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  return kOn;
+}
+
+void SetDecodeFastIndexForTesting(int mode) {
+  g_fast_index_test.store(mode < 0 ? -1 : (mode ? 1 : 0));
+}
 
 void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas) {
   g_stamps_ctas.store(device_buffer ? ctas : 0);
@@ -245,6 +259,11 @@ Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
   if (p.cluster > 1 && !lp.head_major)
     return Status::InvalidArgument(fmt::format(
         "decode: {} work items x {} heads exceed one grid dimension", grid_items, head_tiles));
+  // The divisors of DecodeCtaIndexFast (every launch sets them; kFastIndex variants read them).
+  const uint32_t c = p.cluster > 1 ? static_cast<uint32_t>(p.cluster) : 1u;
+  lp.grid_heads = lp.head_major ? static_cast<int32_t>(head_tiles) : 1;
+  lp.grid_cluster_div = MakeFastDivisor(c);
+  lp.grid_item_div = MakeFastDivisor(c * static_cast<uint32_t>(lp.grid_heads));
   cfg.grid_x = static_cast<uint32_t>(lp.head_major ? grid_items * head_tiles : grid_items);
   cfg.grid_y = static_cast<uint32_t>(lp.head_major ? 1 : head_tiles);
   if (p.cluster > 1) cfg.cluster_x = static_cast<uint32_t>(p.cluster);

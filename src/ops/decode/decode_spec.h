@@ -20,8 +20,11 @@ struct DecodeSpec {
   uint8_t alibi = 0;
   uint8_t rope = 0;
   uint8_t stamps = 0;  // diagnostic: per-CTA timestamps into DecodeParams::stamps
-  uint8_t l2_keep =
-      0;  // plan records and page ids read with an L2 evict-last policy (DecodeL2Keep)
+  // The plan records and page ids read with an L2 evict-last policy (DecodeL2Keep); the CTA's
+  // item and head tile from the launch's divisors (DecodeFastIndex).
+  uint8_t l2_keep = 0;
+  uint8_t fast_index = 0;
+  uint8_t reserved_ = 0;  // 0: keeps the struct free of padding (its bytes are the cache key)
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -41,6 +44,12 @@ bool DecodeL2Keep();
 // Tests: 1 / 0 force the evict-last reads on / off for plans made from now on; < 0 restores the
 // knob.
 void SetDecodeL2KeepForTesting(int mode);
+// Whether a decode CTA finds its work item and head tile from divisors the launch computed
+// (DecodeParams::grid_item_div: no division at run time, no branch on the launch form) and reads
+// the loader's kernel parameters before its work item (session 11). Knob
+// FLASHJIT_DECODE_FAST_INDEX=0|1; default on.
+bool DecodeFastIndex();
+void SetDecodeFastIndexForTesting(int mode);
 void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas);
 
 // Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
