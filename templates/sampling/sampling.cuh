@@ -377,8 +377,16 @@ __device__ void sample_rows(const SamplingParams& p) {
     }
   }
   // kFormClusterExchange: blocks read each other's shared memory up to the draw; none exits
-  // before all have read.
-  if (exchange_form) ClusterSync();
+  // before all have read (kFormEndRelaxed: with no release fence; every distributed load's value
+  // has been used by then).
+  if (exchange_form) {
+    if constexpr (EndRelaxedForm<V>()) {
+      ClusterArriveRelaxed();
+      ClusterWaitAcquire();
+    } else {
+      ClusterSync();
+    }
+  }
   Stamp<V>(p.stamps, kStampEnd);
   StampTimer<V>(p.stamps, kStampTimerEnd);
 }

@@ -33,18 +33,17 @@ constexpr int kFormEndsWithHeader = 256;
 // With kFormDigit3Push in clusters of at most 4: digit 2's fill loads two rounds of every
 // block's keys at once (2 x kCluster loads in flight per thread).
 constexpr int kFormKeys2Rounds = 512;
-// With kFormDigit3Push (session 11, A/B): digit 0's merge as a push. Pass 1 counts into a block
-// histogram of its own (the count words, which digit 0 leaves unused, and 8 KB more) instead of
-// the one digit 0 scans; each block then adds its nonzero bins into every block's
-// (red.shared::cluster; zeroed before a cluster arrive at the start, waited on after pass 1) and
-// one cluster barrier, instead of a barrier, every block's loads of its part, the stores back
-// and a second barrier.
-constexpr int kFormMerge0Push = 1024;
 // With kFormDigit3Push (session 11, A/B): the owner's inputs ready before the draw. Every
 // block's mass above b0 read with the exchange's header (one distributed round trip fewer at
 // the draw) into this block's header, and the uniform drawn by thread 0 between the exchange's
 // cluster arrive and wait (its Philox rounds and the seed's load in the barrier's shadow).
 constexpr int kFormOwnerEarly = 2048;
+// With kFormDigit3Push (session 11, A/B): the last cluster barrier (every block's shared memory
+// alive until all have read it) arrives relaxed: no release fence (MEMBAR.ALL.GPU, which waits
+// for the owner's stores of the token to reach the L2) before it. Every distributed load before
+// it has returned its value (each is used before the arrive); the kernel's end publishes the
+// token.
+constexpr int kFormEndRelaxed = 4096;
 
 // Phase stamps (benchmarks only; the variant field `stamps`): slots per block, thread 0's
 // clock64() at a phase boundary (kStamp* below; 0 where the phase did not run), and

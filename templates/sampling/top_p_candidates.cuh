@@ -119,12 +119,6 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
   // kFormEndsWithHeader: this thread's candidate bounds in every block, loaded with the
   // exchange's header (digit 2's fill uses them; without the bit it loads them itself).
   constexpr bool kEndsEarly = EndsWithHeaderForm<V>();
-  // kFormMerge0Push: digit 0's merge as a push. Every block adds its nonzero bins of pass 1 (h,
-  // its own histogram) into the row's histogram m0 of every block, which digit 0 scans (24 KB
-  // more static shared memory; digits 2-3 use h again). m0's bins are zeroed with digit 0's
-  // clear, before a cluster arrive whose wait comes before any block pushes.
-  constexpr bool kMerge0Push = Merge0PushForm<V>();
-  __shared__ RadixHistogram m0;
   int xends[kCluster];
   bool bad = false, bad_known = false;  // bad_known: res.bad reduced with pass 2's flags
   uint32_t bad_bits = 0;                // kFormBits: the invalid weights' bit patterns
@@ -136,10 +130,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     // kFormDigit3Push at digit 3: the pushed counts overwrite every bin after the cluster barrier.
     const bool pushed = kPush && d == 2 && exchange && out.ok;
     if (!pushed)
-      for (int b = threadIdx.x; b < bins; b += kThreads) {
-        h.count[b] = h.sig_hi[b] = h.sig_lo[b] = 0;
-        if (kMerge0Push && d == 0) m0.sig_hi[b] = m0.sig_lo[b] = 0;
-      }
+      for (int b = threadIdx.x; b < bins; b += kThreads) h.count[b] = h.sig_hi[b] = h.sig_lo[b] = 0;
     const bool windowed = d == 0 && (form & kFormBits) && (form & kFormLaneWindow);
     if (windowed) {
       for (int i = threadIdx.x; i < kLaneWindowBins * 32 / 4; i += kThreads) {
@@ -148,9 +139,6 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
       }
     }
     if (!pushed) __syncthreads();
-    // kFormMerge0Push: every block's m0 is zeroed before any block pushes into it (the wait is
-    // after pass 1).
-    if (kMerge0Push && d == 0) ClusterArriveRelease();
     // The first digit needs no counts (two shared atomics per element instead of three): empty
     // bins are those without mass, and the boundary bin's size comes from pass 2.
     auto add = [&](uint32_t key) {
@@ -262,26 +250,8 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     // Exchanged: every block built the whole histogram itself; no merge. (OwnBinMasses runs
     // either way: under the condition as well, NVRTC's ptxas spilled 3x more, 634 B of loads.)
     const bool exchanged = exchange && out.ok;
-    const bool merge0_push = kMerge0Push && d == 0;
     if constexpr (kCluster > 1) OwnBinMasses(h, bins, q0, per, base, shift, own);
-    if (merge0_push) {
-      // Digit 0's merge as a push: every block has zeroed its m0 (the arrive after the clear);
-      // this block's nonzero bins added into every block's, then one barrier instead of the
-      // merge's two and its loads. The same integer sums as the merge below.
-      ClusterWaitAcquire();
-      for (int b = threadIdx.x; b < bins; b += kThreads) {
-        const uint32_t hi = h.sig_hi[b], lo = h.sig_lo[b];
-        if ((hi | lo) != 0) {
-#pragma unroll
-          for (int r = 0; r < kCluster; ++r) {
-            RedSharedClusterAdd(MapaSharedCluster(&m0.sig_hi[b], static_cast<uint32_t>(r)), hi);
-            RedSharedClusterAdd(MapaSharedCluster(&m0.sig_lo[b], static_cast<uint32_t>(r)), lo);
-          }
-        }
-      }
-      ClusterSync();  // every block's bins have landed in every block
-      Stamp<V>(stamps, kStampMerge0);
-    } else if (kCluster > 1 && !exchanged) {
+    if (kCluster > 1 && !exchanged) {
       ClusterSync();  // every block's histogram is complete
       const int part = bins / kCluster;
       const int first = static_cast<int>(ClusterCtaRank()) * part;
@@ -326,16 +296,14 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
 
     double mass_total = 0, m_above = 0;
     int q = -1;
-    // The histogram this digit scans: the row's (merged into h, or pushed into m0).
-    RadixHistogram& hs = merge0_push ? m0 : h;
     // V::kFastScan: the same sums with fewer barriers (TopPScanDigit); compiled out otherwise.
     if constexpr (V::kFastScan && kThreads >= 64 && kThreads <= 512) {
       // V::kWarpScan (with kExactPrefix): digits 2-3 in integers, 1 block barrier.
       if (V::kWarpScan && d > 0)
         q = TopPScanDigitWarp<kThreads>(h, bins, base, above_mass, target, mass_total, m_above);
       else
-        q = TopPScanDigit<kThreads, V::kExactPrefix>(hs, d, bins, base, shift, above_mass, p,
-                                                     target, mass_total, m_above, s);
+        q = TopPScanDigit<kThreads, V::kExactPrefix>(h, d, bins, base, shift, above_mass, p, target,
+                                                     mass_total, m_above, s);
       if (d == 0) res.total = mass_total;
       if (q < 0) break;  // nothing counted: keep everything (key 0); out.ok stays false
     } else {
@@ -578,7 +546,7 @@ FLASHJIT_DEVICE TopPSelection TopPSelect(const SliceView<V, Src>& src, float p, 
     }
     // A bin of one element is kept whole: the search ends.
     const bool whole = d == 0 ? b0_count == 1 : h.count[bin] == 1;
-    const double m_bin = BinMass(hs, bin, base | (static_cast<uint32_t>(bin) << shift));
+    const double m_bin = BinMass(h, bin, base | (static_cast<uint32_t>(bin) << shift));
     above_mass += m_above;
     prefix = (prefix << widths[d]) | bin;
     if (exchange && out.ok) {

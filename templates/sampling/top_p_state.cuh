@@ -107,6 +107,13 @@ FLASHJIT_DEVICE void ClusterArriveRelease() {
   __trap();
 #endif
 }
+FLASHJIT_DEVICE void ClusterArriveRelaxed() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" : : : "memory");
+#else
+  __trap();
+#endif
+}
 FLASHJIT_DEVICE void ClusterWaitAcquire() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("barrier.cluster.wait.acquire.aligned;" : : : "memory");
@@ -174,11 +181,11 @@ template <class V>
 FLASHJIT_DEVICE constexpr bool EndsWithHeaderForm() {
   return Digit3PushForm<V>() && (V::kForm & kFormEndsWithHeader) != 0;
 }
-// Session 11's levers of kFormDigit3Push (sampling_params.cuh): digit 0's merge as a push, the
-// owner's inputs read early.
+// Session 11's levers of kFormDigit3Push (sampling_params.cuh): the last cluster barrier
+// relaxed, the owner's inputs read early.
 template <class V>
-FLASHJIT_DEVICE constexpr bool Merge0PushForm() {
-  return Digit3PushForm<V>() && (V::kForm & kFormMerge0Push) != 0 && V::kCluster <= 8;
+FLASHJIT_DEVICE constexpr bool EndRelaxedForm() {
+  return Digit3PushForm<V>() && (V::kForm & kFormEndRelaxed) != 0;
 }
 template <class V>
 FLASHJIT_DEVICE constexpr bool OwnerEarlyForm() {

@@ -134,8 +134,8 @@ TEST_CASE("same seed and offset give the same tokens; another offset differs", "
   // (clusters of 2) in 512-thread blocks (tuning.threads); 17: 14 with session 10 round 2's
   // levers (the default's at 64 rows since round 2), the same launches; 15: 14 with round 2's
   // lean zeroing only (the default's at 1 row in clusters of 8 since round 2).
-  // 18, 19: session 11's levers on the default's push form, the same launches.
-  for (const int candidates : SelectedCandidates({-1, 13, 14, 15, 17, 18, 19, 10, 11, 6, 7, 8}))
+  // 19, 21, 22: session 11's levers on the default's push form, the same launches.
+  for (const int candidates : SelectedCandidates({-1, 13, 14, 15, 17, 19, 21, 22, 10, 11, 6, 7, 8}))
     for (const int64_t batch : {1, 64, 200}) {
       if (candidates >= 14 && batch == 200) continue;
       INFO(fmt::format("candidates {}, {} rows", candidates, batch));
@@ -227,13 +227,13 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
       // pushed (14), and 13 and 14 without the slice cache.
       // Session 10 round 2: 14 with the lean zeroing (15), and the bounds with the exchange's
       // header (16), and two rounds of keys in flight in clusters of 2 (17).
-      // Session 11: the default's push form with digit 0's merge pushed (18), and with the
-      // owner's inputs read early (19).
-      constexpr int kForms[] = {-1, 9, 10, 12, 13, 14, 13, 14, 15, 16, 17, 18, 19};
-      constexpr int64_t kCache[] = {-1, -1, -1, -1, -1, -1, 0, 0, -1, -1, -1, -1, -1};
-      constexpr int kN = 13;
+      // Session 11: round 2's default with the owner's inputs read early (19), with the last
+      // cluster barrier relaxed (21), and with both (22).
+      constexpr int kForms[] = {-1, 9, 10, 12, 13, 14, 13, 14, 15, 16, 17, 19, 21, 22};
+      constexpr int64_t kCache[] = {-1, -1, -1, -1, -1, -1, 0, 0, -1, -1, -1, -1, -1, -1};
+      constexpr int kN = 14;
       const std::vector<int> chosen =
-          SelectedCandidates({-1, 9, 10, 12, 13, 14, 15, 16, 17, 18, 19});
+          SelectedCandidates({-1, 9, 10, 12, 13, 14, 15, 16, 17, 19, 21, 22});
       int64_t differ[kN] = {}, draws = 0;
       for (uint64_t offset = 0; offset < offsets; ++offset) {
         auto draw = [&](int candidates, int64_t cache_bytes = -1) {
@@ -260,11 +260,12 @@ TEST_CASE("top-p: the fast digit scans draw the same tokens as the block scans",
         draws += batch;
       }
       INFO(fmt::format(
-          "{} x {}, top-p {}: {} / {} / {} / {} / {} / {} / {} / {} / {} / {} / {} / {} / {} of {} "
-          "tokens differ from the block scans' (default / candidates 9 / 10 / 12 / 13 / 14 / 13 "
-          "uncached / 14 uncached / 15 / 16 / 17 / 18 / 19)",
+          "{} x {}, top-p {}: {} / {} / {} / {} / {} / {} / {} / {} / {} / {} / {} / {} / {} / {} "
+          "of {} tokens differ from the block scans' (default / candidates 9 / 10 / 12 / 13 / 14 "
+          "/ 13 uncached / 14 uncached / 15 / 16 / 17 / 19 / 21 / 22)",
           batch, vocab, top_p, differ[0], differ[1], differ[2], differ[3], differ[4], differ[5],
-          differ[6], differ[7], differ[8], differ[9], differ[10], differ[11], differ[12], draws));
+          differ[6], differ[7], differ[8], differ[9], differ[10], differ[11], differ[12],
+          differ[13], draws));
       for (int f = 0; f < kN; ++f) CHECK(differ[f] == 0);
     }
   }

@@ -123,7 +123,7 @@ TEST_CASE("sampling tuning overrides are checked before launch", "[sampling]") {
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
                     "options.tuning.cache_bytes");
   }
-  for (int c : {-2, 21}) {
+  for (int c : {-2, 23}) {
     SamplingOptions o;
     o.tuning.candidates = c;
     f.ExpectInvalid(TopPSamplingFromProbs(e, f.probs, f.samples, 0.9f, {}, o),
@@ -235,7 +235,7 @@ TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]
   // B = 1 x 128256: clusters of 8 x 512 threads, 16032-element slices.
   ops::SamplingTopPChoice c = ChooseSamplingTopPForm(-1, 8, 512, 16032, 1, 132);
   CHECK(c.cand_form ==
-        (43 | kFormDigit3Push | kFormPushZeroLean | kFormMerge0Push | kFormOwnerEarly));
+        (43 | kFormDigit3Push | kFormPushZeroLean | kFormOwnerEarly | kFormEndRelaxed));
   CHECK(c.compiled);
   CHECK(c.fast_scan == 7);
   CHECK(c.exchange);
@@ -243,7 +243,7 @@ TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]
   // B = 64: clusters of 2 (lane columns); B = 256: one 256-thread block per row (the window).
   c = ChooseSamplingTopPForm(-1, 2, 512, 64128, 64, 132);
   CHECK(c.cand_form == (59 | kFormDigit3Push | kFormPushZeroLean | kFormEndsWithHeader |
-                        kFormKeys2Rounds | kFormMerge0Push | kFormOwnerEarly));
+                        kFormKeys2Rounds | kFormOwnerEarly | kFormEndRelaxed));
   CHECK(c.compiled);
   c = ChooseSamplingTopPForm(-1, 1, 256, 128256, 256, 132);
   CHECK(c.cand_form == 31);
@@ -293,18 +293,15 @@ TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]
   CHECK(ChooseSamplingTopPForm(17, 1, 256, 128256, 256, 132).cand_form == 31);
   CHECK(ChooseSamplingTopPForm(13, 8, 512, 16032, 1, 132).cand_form == 43);
   CHECK(ChooseSamplingTopPForm(13, 2, 512, 64128, 64, 132).cand_form == 59);
-  // 18-19: session 11's levers on the default's push form (15 in clusters of 8, 17 in clusters
-  // of 2): digit 0's merge as a push; 19 also the owner's inputs read early.
+  // 18: as 20 (session 11 call 1's merge push, reverted); 19: 20 with the owner's inputs read
+  // early (session 11), on the default's push form (15 in clusters of 8, 17 in clusters of 2).
   CHECK(ChooseSamplingTopPForm(18, 8, 512, 16032, 1, 132).cand_form ==
-        (43 | kPush | kFormPushZeroLean | kFormMerge0Push));
-  CHECK(
-      ChooseSamplingTopPForm(18, 2, 512, 64128, 64, 132).cand_form ==
-      (59 | kPush | kFormPushZeroLean | kFormEndsWithHeader | kFormKeys2Rounds | kFormMerge0Push));
+        ChooseSamplingTopPForm(20, 8, 512, 16032, 1, 132).cand_form);
   CHECK(ChooseSamplingTopPForm(19, 8, 512, 16032, 1, 132).cand_form ==
-        (43 | kPush | kFormPushZeroLean | kFormMerge0Push | kFormOwnerEarly));
-  CHECK(ChooseSamplingTopPForm(19, 2, 512, 64128, 64, 132).cand_form ==
-        (59 | kPush | kFormPushZeroLean | kFormEndsWithHeader | kFormKeys2Rounds | kFormMerge0Push |
-         kFormOwnerEarly));
+        (43 | kPush | kFormPushZeroLean | kFormOwnerEarly));
+  CHECK(
+      ChooseSamplingTopPForm(19, 2, 512, 64128, 64, 132).cand_form ==
+      (59 | kPush | kFormPushZeroLean | kFormEndsWithHeader | kFormKeys2Rounds | kFormOwnerEarly));
   CHECK(ChooseSamplingTopPForm(19, 8, 256, 4000, 1, 132).cand_form ==
         ChooseSamplingTopPForm(13, 8, 256, 4000, 1, 132).cand_form);
   CHECK(ChooseSamplingTopPForm(19, 1, 256, 128256, 256, 132).cand_form == 31);
@@ -313,10 +310,17 @@ TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]
         (43 | kPush | kFormPushZeroLean));
   CHECK(ChooseSamplingTopPForm(20, 2, 512, 64128, 64, 132).cand_form ==
         (59 | kPush | kFormPushZeroLean | kFormEndsWithHeader | kFormKeys2Rounds));
+  // 21, 22: 20 with the last cluster barrier relaxed; 22 also the owner's inputs early.
+  CHECK(ChooseSamplingTopPForm(21, 8, 512, 16032, 1, 132).cand_form ==
+        (43 | kPush | kFormPushZeroLean | kFormEndRelaxed));
+  CHECK(ChooseSamplingTopPForm(22, 2, 512, 64128, 64, 132).cand_form ==
+        (59 | kPush | kFormPushZeroLean | kFormEndsWithHeader | kFormKeys2Rounds | kFormOwnerEarly |
+         kFormEndRelaxed));
+  CHECK(ChooseSamplingTopPForm(22, 1, 256, 128256, 256, 132).cand_form == 31);
   // Clusters of 4 (every form's code at run time): no push.
   CHECK(ChooseSamplingTopPForm(-1, 4, 512, 32064, 16, 132).cand_form == 43);
   CHECK_FALSE(ops::SamplingTopPFormOf(0).two_pass);
-  for (int v = 1; v <= 20; ++v) CHECK(ops::SamplingTopPFormOf(v).two_pass);
+  for (int v = 1; v <= 22; ++v) CHECK(ops::SamplingTopPFormOf(v).two_pass);
 }
 
 TEST_CASE("sampling: candidate regions of the two-pass top-p path", "[sampling]") {
@@ -405,11 +409,11 @@ TEST_CASE("sampling spec: the compiled-in form", "[sampling]") {
   auto lever = s.ToVariant();
   REQUIRE(!lever.ok());
   CHECK(lever.status().message().find("need kFormDigit3Push") != std::string::npos);
-  s.form = 43 | sampling::kFormMerge0Push;
-  CHECK(!s.ToVariant().ok());
   s.form = 43 | sampling::kFormOwnerEarly;
   CHECK(!s.ToVariant().ok());
-  s.form = 4096;
+  s.form = 43 | sampling::kFormEndRelaxed;
+  CHECK(!s.ToVariant().ok());
+  s.form = 8192;
   CHECK(!s.ToVariant().ok());
 }
 

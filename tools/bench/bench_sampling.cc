@@ -230,19 +230,19 @@ std::vector<Op> SamplingOps(Engine& e, std::function<TensorView(int)> probs, Ten
          two.tuning.candidates = 16;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
-      // Session 11: the default's push form with digit 0's merge as a push (18), and with the
-      // owner's inputs read early (19: the masses above b0 with the exchange's header, the
-      // uniform in its barrier's shadow).
-      {"top_p0.9_m0push",
-       [=, &e](int i) {
-         SamplingOptions two = opt;
-         two.tuning.candidates = 18;
-         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
-       }},
+      // Session 11: round 2's default with the owner's inputs read early (19: the masses above
+      // b0 with the exchange's header, the uniform in its barrier's shadow).
       {"top_p0.9_early",
        [=, &e](int i) {
          SamplingOptions two = opt;
          two.tuning.candidates = 19;
+         return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
+       }},
+      // Session 11 call 2: 20 with the last cluster barrier arrived relaxed (21).
+      {"top_p0.9_endrelax",
+       [=, &e](int i) {
+         SamplingOptions two = opt;
+         two.tuning.candidates = 21;
          return TopPSamplingFromProbs(e, probs(i), s, 0.9f, {}, two);
        }},
       // Session 10 round 2's default (20: 15 in clusters of 8, 17 in clusters of 2).
@@ -377,8 +377,9 @@ int main(int argc, char** argv) {
       for (float stddev : {1.f, 5.f}) {
         const std::vector<void*> in = RotatedProbs(batch, 128256, stddev);
         // The default (its form compiled in at B = 1 and 64, with digit 3's counts pushed since
-        // session 10 and round 2's levers; session 11's stage: 19), 18 and round 2's default (20).
-        for (int candidates : {-1, 18, 20})
+        // session 10 and round 2's levers; session 11 call 2's stage: 22), 21 and round 2's
+        // default (20).
+        for (int candidates : {-1, 21, 20})
           StampBreakdown(e, in, batch, 128256, static_cast<int>(stddev), candidates);
       }
   }

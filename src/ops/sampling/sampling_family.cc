@@ -56,7 +56,7 @@ const spec::OpFamily* SamplingFamily() {
                         "with exact_prefix: digits 2-3 scanned in integers, the chosen bin found "
                         "by every warp itself (1 block barrier per digit; TopPScanDigitWarp)"),
         spec::IntRangeField(
-            "form", -1, 4095, -1, "cf",
+            "form", -1, 8191, -1, "cf",
             "the two-pass top-p kernel's kForm* bits (sampling_params.cuh) compiled "
             "in: the forms the launch never takes are left out; -1: every form's "
             "code, the launch's SamplingParams::cand_form chooses"),
@@ -100,12 +100,11 @@ const spec::OpFamily* SamplingFamily() {
       if (s["form"].get<int>() >= 0 &&
           (s["form"].get<int>() &
            (sampling::kFormPushZeroLean | sampling::kFormEndsWithHeader |
-            sampling::kFormKeys2Rounds | sampling::kFormMerge0Push | sampling::kFormOwnerEarly)) &&
+            sampling::kFormKeys2Rounds | sampling::kFormOwnerEarly | sampling::kFormEndRelaxed)) &&
           !(s["form"].get<int>() & sampling::kFormDigit3Push))
         return Status::InvalidArgument(
             "sampling: form bits kFormPushZeroLean, kFormEndsWithHeader, kFormKeys2Rounds, "
-            "kFormMerge0Push and kFormOwnerEarly need kFormDigit3Push");
-
+            "kFormOwnerEarly and kFormEndRelaxed need kFormDigit3Push");
       return Status::Ok();
     };
     f.variant_body = [](const spec::Json& s) {
@@ -268,19 +267,21 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 //      (kFormEndsWithHeader); 17 16 with two rounds of keys in flight in digit 2's fill in
 //      clusters of at most 4 (kFormKeys2Rounds); each where 14 pushes. The default since round 2:
 //      15 in clusters of 8, 17 in clusters of 2 (its push_levers 15)
-//   18 the default's push form (15 in clusters of 8, 17 in clusters of 2) with digit 0's merge
-//      as a push (kFormMerge0Push, session 11); 19 18 with the owner's inputs read early
-//      (kFormOwnerEarly: the masses above b0 with the exchange's header, the uniform in its
-//      barrier's shadow); each where 14 pushes. 20 session 10 round 2's default (15 in clusters
-//      of 8, 17 in clusters of 2). The default in session 11's stage: 19 (to be measured)
+//   18 as 20 (session 11 call 1's digit-0 merge push, lost and reverted:
+//      docs/perf/logs/2026-11-30-s11-sampling/merge0-push.patch); 19 20 with the owner's inputs
+//      read early (kFormOwnerEarly: the masses above b0 with the exchange's header, the uniform
+//      in its barrier's shadow); 20 session 10 round 2's default (15 in clusters of 8, 17 in
+//      clusters of 2); 21 20 with the last cluster barrier arrived relaxed (kFormEndRelaxed); 22
+//      21 with the owner's inputs early; 19-22 where 14 pushes (session 11). The default in
+//      session 11 call 2's stage: 22 (to be measured)
 // Where the default's rules come from (measured on the H200): SamplingLaneColumns and
 // SamplingClusterExchange (sampling_spec.h), the fast scans and the compiled form
 // (sampling_run.cc).
 constexpr uint8_t kAllFormBits = 0xFF;
-constexpr SamplingTopPForm kSamplingTopPForms[22] = {
+constexpr SamplingTopPForm kSamplingTopPForms[24] = {
     // two_pass, bits_mask, lean, window, columns, exchange, fast_scan, compiled, digit3_push,
     // push_levers (kFormPushZeroLean, kFormEndsWithHeader, kFormKeys2Rounds where it pushes)
-    {true, kAllFormBits, true, true, -1, true, -1, -1, true, 15 | 48},   // -1 the default
+    {true, kAllFormBits, true, true, -1, true, -1, -1, true, 15 | 96},   // -1 the default
     {false, kAllFormBits, true, true, 0, false, 0, 0, false},            // 0
     {true, kAllFormBits, true, true, -1, true, -1, 0, false},            // 1
     {true, 0, true, true, 0, false, 0, 0, false},                        // 2
@@ -299,13 +300,15 @@ constexpr SamplingTopPForm kSamplingTopPForms[22] = {
     {true, kAllFormBits, true, true, -1, true, -1, 1, true, 1},          // 15
     {true, kAllFormBits, true, true, -1, true, -1, 1, true, 3},          // 16
     {true, kAllFormBits, true, true, -1, true, -1, 1, true, 7},          // 17
-    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 15 | 16},    // 18
-    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 15 | 48},    // 19
+    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 15},         // 18 (as 20)
+    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 15 | 32},    // 19
     {true, kAllFormBits, true, true, -1, true, -1, 1, true, 15},         // 20
+    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 15 | 64},    // 21
+    {true, kAllFormBits, true, true, -1, true, -1, 1, true, 15 | 96},    // 22
 };
 
 const SamplingTopPForm& SamplingTopPFormOf(int candidates) {
-  return kSamplingTopPForms[std::clamp(candidates, -1, 20) + 1];
+  return kSamplingTopPForms[std::clamp(candidates, -1, 22) + 1];
 }
 
 bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms) {
@@ -359,8 +362,8 @@ SamplingTopPChoice ChooseSamplingTopPForm(int candidates, int cluster, int threa
     c.cand_form |= ((f.push_levers & 1) ? sampling::kFormPushZeroLean : 0) |
                    (ends ? sampling::kFormEndsWithHeader : 0) |
                    ((f.push_levers & 4) && cluster <= 4 ? sampling::kFormKeys2Rounds : 0) |
-                   ((f.push_levers & 16) ? sampling::kFormMerge0Push : 0) |
-                   ((f.push_levers & 32) ? sampling::kFormOwnerEarly : 0);
+                   ((f.push_levers & 32) ? sampling::kFormOwnerEarly : 0) |
+                   ((f.push_levers & 64) ? sampling::kFormEndRelaxed : 0);
   }
   return c;
 }

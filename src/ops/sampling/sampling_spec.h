@@ -108,7 +108,7 @@ bool SamplingLaneColumns(int candidates, int cluster, int64_t batch, int sms);
 // 8) 30.3 / 23.5 -> 26.9 / 20.1 us, B = 64 (clusters of 2) 42.7 / 34.1 -> 41.5 / 31.8, x 32000 -2.3
 // to -3.2; clusters of 4 only in the GPU tests (unmeasured).
 bool SamplingClusterExchange(int candidates, int cluster);
-// The two-pass top-p kernel's form for each SamplingTuning::candidates value (-1 .. 17), one row
+// The two-pass top-p kernel's form for each SamplingTuning::candidates value (-1 .. 22), one row
 // of a table (sampling_family.cc: kSamplingTopPForms, with what each value is for): the rules
 // below and RunSampling read it instead of lists of values.
 struct SamplingTopPForm {
@@ -124,10 +124,10 @@ struct SamplingTopPForm {
   bool digit3_push;   // kFormDigit3Push where it can run (the exchange, fast_scan 7, compiled)
   // With digit3_push, session 10 round 2's levers: 1 kFormPushZeroLean, 2 kFormEndsWithHeader,
   // 4 kFormKeys2Rounds (in clusters of at most 4); 8: kFormEndsWithHeader only in clusters of at
-  // most 4 (the default's rule).
+  // most 4 (the default's rule); session 11's: 32 kFormOwnerEarly, 64 kFormEndRelaxed.
   uint8_t push_levers = 0;
 };
-// The row of `candidates`, -1 .. 17 (the caller checks the range).
+// The row of `candidates`, -1 .. 22 (the caller checks the range).
 const SamplingTopPForm& SamplingTopPFormOf(int candidates);
 // What the two-pass top-p kernel runs for `candidates` in a launch of `cluster` blocks of
 // `threads` threads per row over slices of `chunk` elements, `batch` rows on `sms` SMs (0:
