@@ -18,48 +18,10 @@ FLASHJIT_DEVICE int SwizzledChunk(int row, int chunk) {
   return row * kChunks + (chunk ^ (row & kMask));
 }
 
-// Loads of the small data every call (and every layer of a model step) reads again: the plan's
-// records (work item, count, merge item, units) and the page ids. kKeep (variants with kL2Keep,
-// session 11): plain non-coherent loads with an L2 evict-last policy, so that these lines stay in
-// the L2 while the K/V stream (hundreds of MB per call, normal priority) passes through it;
-// otherwise __ldg. Plain loads only: cp.async with an L2::cache_hint operand hits a ptxas fault
-// (session 10). createpolicy with a constant fraction folds into the load's descriptor.
-FLASHJIT_DEVICE uint64_t L2EvictLastPolicy() {
-  uint64_t policy;
-  asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;\n" : "=l"(policy));
-  return policy;
-}
-// With an explicit policy (one createpolicy for many loads).
-FLASHJIT_DEVICE int32_t LoadKeep(const int32_t* a, uint64_t policy) {
-  int32_t r;
-  asm("ld.global.nc.L2::cache_hint.s32 %0, [%1], %2;\n" : "=r"(r) : "l"(a), "l"(policy));
-  return r;
-}
-template <bool kKeep>
-FLASHJIT_DEVICE int32_t LoadMeta(const int32_t* a) {
-  if constexpr (kKeep) {
-    return LoadKeep(a, L2EvictLastPolicy());
-  } else {
-    return __ldg(a);
-  }
-}
-template <bool kKeep>
-FLASHJIT_DEVICE int4 LoadMeta(const int4* a) {
-  if constexpr (kKeep) {
-    int4 r;
-    asm("ld.global.nc.L2::cache_hint.v4.s32 {%0, %1, %2, %3}, [%4], %5;\n"
-        : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w)
-        : "l"(a), "l"(L2EvictLastPolicy()));
-    return r;
-  } else {
-    return __ldg(a);
-  }
-}
-
 // Loads tiles of K and V for one (work item, kv head). Each thread copies a fixed chunk column
 // of kRows rows; the page ids of the next tile are read one tile ahead so that the page table
-// lookup is off the critical path. kKeep: page ids by LoadMeta<true> (L2 evict-last).
-template <class TKV, int kHeadDim, int kTile, int kThreads, bool kKeep = false>
+// lookup is off the critical path.
+template <class TKV, int kHeadDim, int kTile, int kThreads>
 struct PagedTileLoader {
   static constexpr int kChunks = kHeadDim * static_cast<int>(sizeof(TKV)) / 16;  // per row
   static constexpr int kElemsPerChunk = 16 / static_cast<int>(sizeof(TKV));
@@ -99,30 +61,12 @@ struct PagedTileLoader {
   }
 
   // Reads the page ids of this thread's rows of the tile that starts at key `tile_start`.
-  // kKeep: rows past the item's end read its last key's page (their copies are zero-filled
-  // anyway), so that the loads need no per-row branch (an inline-asm load cannot be predicated:
-  // per-row branches serialised the loads, +3.5 us from entry to the first copies, session 11
-  // call 1), and one policy serves them all; a tile past the end (an empty unit) reads nothing.
   FLASHJIT_DEVICE void LoadPages(int tile_start, int32_t (&pages)[kRows]) const {
-    if constexpr (kKeep) {
-      if (page_ids && tile_start < kv_end) {
-        const uint64_t policy = L2EvictLastPolicy();
 #pragma unroll
-        for (int i = 0; i < kRows; ++i) {
-          const int tok = min(tile_start + row0 + i * kRowsPerPass, kv_end - 1);
-          pages[i] = LoadKeep(page_ids + FastDiv(tok, page_size), policy);
-        }
-      } else {
-#pragma unroll
-        for (int i = 0; i < kRows; ++i) pages[i] = 0;
-      }
-    } else {
-#pragma unroll
-      for (int i = 0; i < kRows; ++i) {
-        const int tok = tile_start + row0 + i * kRowsPerPass;
-        pages[i] = 0;
-        if (page_ids && tok < kv_end) pages[i] = __ldg(page_ids + FastDiv(tok, page_size));
-      }
+    for (int i = 0; i < kRows; ++i) {
+      const int tok = tile_start + row0 + i * kRowsPerPass;
+      pages[i] = 0;
+      if (page_ids && tok < kv_end) pages[i] = __ldg(page_ids + FastDiv(tok, page_size));
     }
   }
 

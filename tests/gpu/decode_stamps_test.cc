@@ -221,26 +221,18 @@ TEST_CASE("batch decode: per-CTA stamps small", "[gpu][decode]") {
   if (!DryRun()) CHECK(CheckStamps(buf, kCtas).second > 0);
 }
 
-// Plans made in this scope read the plan's records and page ids with or without the L2
-// evict-last policy, and find the CTA's item with or without the launch's divisors (session 11's
-// forms).
-struct ForceForms {
-  ForceForms(int keep, int fast) {
-    ops::SetDecodeL2KeepForTesting(keep);
-    ops::SetDecodeFastIndexForTesting(fast);
-  }
-  ~ForceForms() {
-    ops::SetDecodeL2KeepForTesting(-1);
-    ops::SetDecodeFastIndexForTesting(-1);
-  }
+// Plans made in this scope find the CTA's item and head tile with (1) or without (0) the
+// launch's divisors (session 11's form; the default is on).
+struct ForceFastIndex {
+  explicit ForceFastIndex(int mode) { ops::SetDecodeFastIndexForTesting(mode); }
+  ~ForceFastIndex() { ops::SetDecodeFastIndexForTesting(-1); }
 };
 
-// The four combinations of session 11's forms (plan-record and page-id reads with the L2
-// evict-last policy; item and head tile from the launch's divisors) against the fp64 reference:
-// a split request merged by its last CTA with an empty one, a cluster of 8, a persistent grid of
-// 3 CTAs, fp8 KV, page size 1 with two query tiles, and a CUDA graph. Small enough for
-// compute-sanitizer.
-TEST_CASE("batch decode: L2 evict-last plan reads on and off small", "[gpu][decode]") {
+// Both forms of the CTA's index (from the launch's divisors, session 11, and by run-time
+// divisions) against the fp64 reference: a split request merged by its last CTA with an empty
+// one, a cluster of 8, a persistent grid of 3 CTAs, fp8 KV, page size 1 with two query tiles, and
+// a CUDA graph. Small enough for compute-sanitizer.
+TEST_CASE("batch decode: CTA index forms small", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   BatchCase c;
   c.num_qo_heads = 4;
@@ -255,9 +247,9 @@ TEST_CASE("batch decode: L2 evict-last plan reads on and off small", "[gpu][deco
   p1.num_kv_heads = 2;
   p1.page_size = 1;
   p1.lens = {300, 65, 1};
-  for (int form = 0; form < 4; ++form) {
-    ForceForms forms(form & 1, form >> 1);
-    INFO("l2_keep " << (form & 1) << " fast_index " << (form >> 1));
+  for (int fast = 0; fast < 2; ++fast) {
+    ForceFastIndex form(fast);
+    INFO("fast_index " << fast);
     RunBatch(c, rng);
     RunBatch(cl, rng);
     RunBatch(f8, rng);

@@ -51,9 +51,8 @@ std::string ShapeKey(const Shape& s) {
 // --once (bench_util): one call of each shape, no timing (for a profiler).
 // --persistent 0|1|auto: sets FLASHJIT_DECODE_PERSISTENT for this process (A/B of the persistent
 // grid: 0 = one CTA per (item, head tile), 1 = every plan that does not cluster, auto = default).
-// --l2-keep 0|1: sets FLASHJIT_DECODE_L2_KEEP (session 11's A/B: the plan's records and the page
-// ids read with an L2 evict-last policy; default 1). --fast-index 0|1: sets
-// FLASHJIT_DECODE_FAST_INDEX (the CTA's item and head tile from the launch's divisors; default 1).
+// --fast-index 0|1: sets FLASHJIT_DECODE_FAST_INDEX (session 11's A/B: the CTA's item and head
+// tile from the launch's divisors; default 1).
 // --layout hnd: the paged cache as [pages, 2, Hkv, page, D] (one head's page contiguous) instead
 // of NHD [pages, 2, page, Hkv, D]; the same bytes and page tables.
 // --stamps FILE: diagnostic (FLASHJIT_DECODE_STAMPS=1, the stamps variant): before timing each
@@ -82,8 +81,6 @@ Options ParseOptions(int argc, char** argv) {
         setenv("FLASHJIT_DECODE_PERSISTENT", v.c_str(), 1);
     }
     if (!std::strcmp(argv[i], "--layout") && i + 1 < argc) o.hnd = !std::strcmp(argv[++i], "hnd");
-    if (!std::strcmp(argv[i], "--l2-keep") && i + 1 < argc)
-      setenv("FLASHJIT_DECODE_L2_KEEP", argv[++i], 1);
     if (!std::strcmp(argv[i], "--fast-index") && i + 1 < argc)
       setenv("FLASHJIT_DECODE_FAST_INDEX", argv[++i], 1);
     if (!std::strcmp(argv[i], "--stamps") && i + 1 < argc) {

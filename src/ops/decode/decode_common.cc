@@ -167,7 +167,7 @@ DecodePersistentMode DecodePersistent() {
 namespace {
 std::atomic<int> g_pdl_test{-1};
 std::atomic<unsigned long long*> g_stamps{nullptr};
-std::atomic<int> g_stamps_test{-1}, g_l2_keep_test{-1}, g_fast_index_test{-1};
+std::atomic<int> g_stamps_test{-1}, g_fast_index_test{-1};
 std::atomic<int64_t> g_stamps_ctas{0};
 }  // namespace
 
@@ -182,18 +182,6 @@ bool DecodeStamps() {
 }
 
 void SetDecodeStampsForTesting(int mode) { g_stamps_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
-
-bool DecodeL2Keep() {
-  const int forced = g_l2_keep_test.load(std::memory_order_relaxed);
-  if (forced >= 0) return forced != 0;
-  static const bool kOn = [] {
-    const char* v = std::getenv("FLASHJIT_DECODE_L2_KEEP");
-    return !(v && std::strcmp(v, "0") == 0);
-  }();
-  return kOn;
-}
-
-void SetDecodeL2KeepForTesting(int mode) { g_l2_keep_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
 
 bool DecodeFastIndex() {
   const int forced = g_fast_index_test.load(std::memory_order_relaxed);

@@ -26,8 +26,6 @@ const spec::OpFamily* DecodeFamily() {
         spec::BoolField("soft_cap", false, "cap", "logits soft cap: cap * tanh(x / cap)"),
         spec::BoolField("alibi", false, "alibi", "ALiBi position bias"),
         spec::BoolField("rope", false, "rope", "RoPE on q and k inside the kernel"),
-        spec::BoolField("l2_keep", false, "l2k",
-                        "plan records and page ids read with an L2 evict-last policy"),
         spec::BoolField("fast_index", false, "fix",
                         "CTA item and head tile from launch-computed divisors"),
         spec::BoolField("stamps", false, "stamp",
@@ -61,12 +59,11 @@ const spec::OpFamily* DecodeFamily() {
           "  static constexpr int kHeadDim = {};\n  static constexpr int kStages = {};\n"
           "  static constexpr bool kSoftCap = {};\n  static constexpr bool kAlibi = {};\n"
           "  static constexpr bool kRope = {};\n  static constexpr bool kStamps = {};\n"
-          "  static constexpr bool kL2Keep = {};\n  static constexpr bool kFastIndex = {};\n",
+          "  static constexpr bool kFastIndex = {};\n",
           spec::CxxType(s["dtype_q"].get<std::string>()),
           spec::CxxType(s["dtype_kv"].get<std::string>()), s["head_dim"].get<int>(),
           s["stages"].get<int>(), s["soft_cap"].get<bool>(), s["alibi"].get<bool>(),
-          s["rope"].get<bool>(), s["stamps"].get<bool>(), s["l2_keep"].get<bool>(),
-          s["fast_index"].get<bool>());
+          s["rope"].get<bool>(), s["stamps"].get<bool>(), s["fast_index"].get<bool>());
     };
     return f;
   }();
@@ -86,7 +83,6 @@ Result<VariantSpec> DecodeSpec::ToVariant() const {
                                      {"soft_cap", soft_cap != 0},
                                      {"alibi", alibi != 0},
                                      {"rope", rope != 0},
-                                     {"l2_keep", l2_keep != 0},
                                      {"fast_index", fast_index != 0},
                                      {"stamps", stamps != 0}});
 }
@@ -134,7 +130,6 @@ DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_c
   s.alibi = alibi;
   s.rope = rope;
   s.stamps = DecodeStamps();
-  s.l2_keep = DecodeL2Keep();
   s.fast_index = DecodeFastIndex();
   return s;
 }

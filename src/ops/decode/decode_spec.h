@@ -19,12 +19,8 @@ struct DecodeSpec {
   uint8_t soft_cap = 0;
   uint8_t alibi = 0;
   uint8_t rope = 0;
-  uint8_t stamps = 0;  // diagnostic: per-CTA timestamps into DecodeParams::stamps
-  // The plan records and page ids read with an L2 evict-last policy (DecodeL2Keep); the CTA's
-  // item and head tile from the launch's divisors (DecodeFastIndex).
-  uint8_t l2_keep = 0;
-  uint8_t fast_index = 0;
-  uint8_t reserved_ = 0;  // 0: keeps the struct free of padding (its bytes are the cache key)
+  uint8_t stamps = 0;      // diagnostic: per-CTA timestamps into DecodeParams::stamps
+  uint8_t fast_index = 0;  // item and head tile from the launch's divisors (DecodeFastIndex)
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -36,14 +32,6 @@ bool DecodeStamps();
 // Tests: 1 / 0 force the stamps variant on / off for plans made from now on; < 0 restores the
 // knob.
 void SetDecodeStampsForTesting(int mode);
-// Whether the kernels read the plan's records (work items, count, merge items, units) and the
-// page ids with an L2 evict-last policy, so that these lines, which every call and every layer
-// of a model step read again, stay in the L2 while the K/V stream through it (session 11). Knob
-// FLASHJIT_DECODE_L2_KEEP=0|1; default on.
-bool DecodeL2Keep();
-// Tests: 1 / 0 force the evict-last reads on / off for plans made from now on; < 0 restores the
-// knob.
-void SetDecodeL2KeepForTesting(int mode);
 // Whether a decode CTA finds its work item and head tile from divisors the launch computed
 // (DecodeParams::grid_item_div: no division at run time, no branch on the launch form) and reads
 // the loader's kernel parameters before its work item (session 11). Knob
