@@ -51,8 +51,8 @@ std::string ShapeKey(const Shape& s) {
 // --once (bench_util): one call of each shape, no timing (for a profiler).
 // --persistent 0|1|auto: sets FLASHJIT_DECODE_PERSISTENT for this process (A/B of the persistent
 // grid: 0 = one CTA per (item, head tile), 1 = every plan that does not cluster, auto = default).
-// --fast-index 0|1: sets FLASHJIT_DECODE_FAST_INDEX (session 11's A/B: the CTA's item and head
-// tile from the launch's divisors; default 1).
+// --fast-index 0|1|auto: sets FLASHJIT_DECODE_FAST_INDEX (session 11's A/B: the CTA's item and
+// head tile from the launch's divisors; auto = the default: plans with more CTAs than slots).
 // --layout hnd: the paged cache as [pages, 2, Hkv, page, D] (one head's page contiguous) instead
 // of NHD [pages, 2, page, Hkv, D]; the same bytes and page tables.
 // --stamps FILE: diagnostic (FLASHJIT_DECODE_STAMPS=1, the stamps variant): before timing each
@@ -81,8 +81,13 @@ Options ParseOptions(int argc, char** argv) {
         setenv("FLASHJIT_DECODE_PERSISTENT", v.c_str(), 1);
     }
     if (!std::strcmp(argv[i], "--layout") && i + 1 < argc) o.hnd = !std::strcmp(argv[++i], "hnd");
-    if (!std::strcmp(argv[i], "--fast-index") && i + 1 < argc)
-      setenv("FLASHJIT_DECODE_FAST_INDEX", argv[++i], 1);
+    if (!std::strcmp(argv[i], "--fast-index") && i + 1 < argc) {
+      const std::string v = argv[++i];
+      if (v == "auto")
+        unsetenv("FLASHJIT_DECODE_FAST_INDEX");
+      else
+        setenv("FLASHJIT_DECODE_FAST_INDEX", v.c_str(), 1);
+    }
     if (!std::strcmp(argv[i], "--stamps") && i + 1 < argc) {
       o.stamps = argv[++i];
       setenv("FLASHJIT_DECODE_STAMPS", "1", 1);

@@ -130,7 +130,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
         "workspace: graph mode needs the same workspace in every Plan() (a captured graph "
         "holds its address)");
   FLASHJIT_RETURN_IF_ERROR(ops::CheckDecodeOptions(options, c.num_qo_heads, c.device));
-  const ops::DecodeSpec spec = ops::DecodeSpecFor(c.q_dtype, c.kv_dtype, c.head_dim, options);
+  ops::DecodeSpec spec = ops::DecodeSpecFor(c.q_dtype, c.kv_dtype, c.head_dim, options);
   if (c.cuda_graph && s.planned && std::memcmp(&spec, &s.spec, sizeof(spec)) != 0)
     return Status::InvalidArgument(
         "options: graph mode cannot change the kernel variant between plans (soft cap, ALiBi, "
@@ -175,8 +175,6 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
       max_page = std::max<int64_t>(max_page, kv_indices[i]);
     }
   }
-  FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(*s.engine, spec, c.device));
-
   const ops::DecodeSchedule sched = ops::BuildDecodeSchedule(requests, s.limits);
   if (static_cast<int32_t>(sched.work.size()) > s.cap_items)
     return Status::Internal(fmt::format("decode plan: {} work items exceed the capacity {}",
@@ -204,6 +202,13 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
       return Status::Internal(fmt::format("decode plan: {} units exceed the capacity {}",
                                           units.units.size(), s.cap_units));
   }
+  // The CTA index from the launch's divisors (ops::DecodeFastIndexMode): by default for plans of
+  // one CTA per unit with more CTAs than resident slots, outside graph mode (a captured launch
+  // keeps one kernel).
+  if (ops::DecodeFastIndexMode() == ops::kFastIndexAuto && !c.cuda_graph && !persistent &&
+      n_units > s.limits.slots)
+    spec.fast_index = 1;
+  FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(*s.engine, spec, c.device));
   // Header, work and merge items, zeroed counters, and the units of a persistent plan.
   const size_t bytes = s.off_units + units.units.size() * sizeof(attention::DecodeUnit);
   s.staging.assign(bytes, 0);

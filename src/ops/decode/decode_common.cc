@@ -183,14 +183,16 @@ bool DecodeStamps() {
 
 void SetDecodeStampsForTesting(int mode) { g_stamps_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
 
-bool DecodeFastIndex() {
+int DecodeFastIndexMode() {
   const int forced = g_fast_index_test.load(std::memory_order_relaxed);
-  if (forced >= 0) return forced != 0;
-  static const bool kOn = [] {
+  if (forced >= 0) return forced;
+  static const int kMode = [] {
     const char* v = std::getenv("FLASHJIT_DECODE_FAST_INDEX");
-    return !(v && std::strcmp(v, "0") == 0);
+    if (v && std::strcmp(v, "0") == 0) return int(kFastIndexNever);
+    if (v && std::strcmp(v, "1") == 0) return int(kFastIndexAlways);
+    return int(kFastIndexAuto);
   }();
-  return kOn;
+  return kMode;
 }
 
 void SetDecodeFastIndexForTesting(int mode) {

@@ -130,7 +130,7 @@ DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_c
   s.alibi = alibi;
   s.rope = rope;
   s.stamps = DecodeStamps();
-  s.fast_index = DecodeFastIndex();
+  s.fast_index = DecodeFastIndexMode() == kFastIndexAlways;  // auto: BatchDecode::Plan
   return s;
 }
 

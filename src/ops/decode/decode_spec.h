@@ -33,10 +33,19 @@ bool DecodeStamps();
 // knob.
 void SetDecodeStampsForTesting(int mode);
 // Whether a decode CTA finds its work item and head tile from divisors the launch computed
-// (DecodeParams::grid_item_div: no division at run time, no branch on the launch form) and reads
-// the loader's kernel parameters before its work item (session 11). Knob
-// FLASHJIT_DECODE_FAST_INDEX=0|1; default on.
-bool DecodeFastIndex();
+// (DecodeParams::grid_item_div: no run-time division, no branch on the launch form before its
+// first loads) and reads the loader's kernel parameters before its work item (session 11). Knob
+// FLASHJIT_DECODE_FAST_INDEX: 0 = never, 1 = every launch (ChooseDecode sets it); unset =
+// kFastIndexAuto: batch decode plans of one CTA per unit with more CTAs than resident slots
+// (BatchDecode::Plan), outside graph mode. Measured on the H200 (session 11 call 3, bf16 32/8
+// heads, D 128, four interleaved runs, synced / queued / b2b us): such plans gained, B=256 L=1k
+// -0.14 / -0.74 / -0.35, B=64 L=4k -1.46 / -0.33 / -0.24, fp8 B=64 L=4k -1.21 / -1.58 / -1.11,
+// fp8 B=256 L=1k -1.79 / -1.58 / -1.18, the long multi-wave ones within noise; the one-wave
+// plans gained 0.13-0.42 us queued but lost 0.08-0.38 us back to back (B=1 L=1k..32k, B=16
+// L=1k/4k: with PDL, not understood), so they keep the run-time divisions.
+enum DecodeFastIndexModes { kFastIndexNever = 0, kFastIndexAlways = 1, kFastIndexAuto = 2 };
+int DecodeFastIndexMode();
+// Tests: 1 / 0 force the form on / off for plans made from now on; < 0 restores the knob.
 void SetDecodeFastIndexForTesting(int mode);
 void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas);
 

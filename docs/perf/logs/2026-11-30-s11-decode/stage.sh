@@ -8,9 +8,9 @@ sh=16x4096,64x1024,16x1024,256x1024,1x1024,1x4096,1x16384,16x16384,16x32768,64x4
 st=16x4096,64x1024,16x1024,256x1024,16x16384
 FLASHJIT_DRY_RUN=1 $B/tests/flashjit_gpu_tests "[decode]" | tail -2
 # call 1: --l2-keep 0|1 with and without FLASHJIT_DECODE_CLUSTER=0; call 2: --l2-keep x
-# --fast-index y; call 3 (this tree): --fast-index 0|1 over every shape
+# --fast-index y; call 3: --fast-index 0|1 over every shape; call 4 (this tree): also auto
 all=1x1024,1x4096,1x16384,1x32768,16x1024,16x4096,16x16384,16x32768,64x1024,64x4096,64x16384,64x32768,256x1024,256x4096,256x16384,256x32768,e4m3:16x4096,e4m3:64x4096,e4m3:64x32768,e4m3:256x1024
-for fast in 1 0; do
+for fast in auto 1 0; do
   $B/tools/bench/flashjit_bench_decode --dry-run --shapes $all --fast-index $fast
   $B/tools/bench/flashjit_bench_decode --dry-run --shapes $st --fast-index $fast --stamps /tmp/dry-stamps.txt
 done
