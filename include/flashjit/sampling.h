@@ -75,13 +75,13 @@ struct FLASHJIT_API SamplingTuning {
   // its form is compiled in; session 10's default), 15 as 14 zeroing only the 64 push words
   // digit 0's scan wrote, 16 as 15 with digit 2's candidate bounds loaded with the exchange's
   // header, 17 as 16 with two rounds of keys in flight in digit 2's fill in clusters of at most
-  // 4 (15-17: session 10 round 2, each where 14 pushes; -1 takes 15 in clusters of 8 and 17 in
-  // clusters of 2), 18 as 20 (session 11's digit-0 merge push, reverted), 19 as 20 with every
-  // block's mass above the boundary bin read with the exchange's header and the uniform drawn
-  // in its barrier's shadow (19-22: session 11, each where 14 pushes), 20 session 10 round
-  // 2's default (15 in clusters of 8, 17 in clusters of 2), 21 as 20 with the last cluster
-  // barrier arrived without a release fence, 22 as 21 with the owner's inputs early. 9-22
-  // compute the same sums and draw the same tokens as 1.
+  // 4 (15-17: session 10 round 2, each where 14 pushes), 18 as 20 (session 11's digit-0 merge push,
+  // reverted), 19 as 20 with every block's mass above the boundary bin read with the exchange's
+  // header and the uniform drawn in its barrier's shadow (19-22: session 11, each where 14 pushes),
+  // 20 session 10 round 2's default (15 in clusters of 8, 17 in clusters of 2), 21 as 20 with the
+  // last cluster barrier arrived without a release fence, 22 as 21 with the owner's inputs early
+  // (-1 takes 22 where 14 pushes, since session 11). 9-22 compute the same sums and draw the same
+  // tokens as 1.
   int candidates = -1;
   // Threads per block: 32, 64, ..., 1024 (>= 256 with clusters); 0: chosen.
   int threads = 0;

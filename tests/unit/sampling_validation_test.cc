@@ -226,9 +226,10 @@ TEST_CASE("sampling: the two-pass top-p kernel's cluster exchange", "[sampling]"
 }
 
 // The table of forms (kSamplingTopPForms): the default's kForm* bits and digit scans at the
-// benchmark shapes (the cubins `cf235` at B = 1, `cf1019` at B = 64: digit 3's counts pushed
-// since session 10, with round 2's levers; one block per row at B = 256 chosen at run time, form
-// 31), and what the A/B values change.
+// benchmark shapes (the cubins `cf6379` at B = 1, `cf7163` at B = 64: digit 3's counts pushed
+// since session 10, with round 2's levers and session 11's (the last cluster barrier relaxed, the
+// owner's inputs early); one block per row at B = 256 chosen at run time, form 31), and what the
+// A/B values change.
 TEST_CASE("sampling: the two-pass top-p forms by tuning.candidates", "[sampling]") {
   using ops::ChooseSamplingTopPForm;
   using namespace flashjit::sampling;

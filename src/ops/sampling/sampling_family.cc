@@ -273,7 +273,7 @@ SamplingLaunch ChooseSamplingLaunch(int64_t vocab, int vec, int elem_bytes, int6
 //      in its barrier's shadow); 20 session 10 round 2's default (15 in clusters of 8, 17 in
 //      clusters of 2); 21 20 with the last cluster barrier arrived relaxed (kFormEndRelaxed); 22
 //      21 with the owner's inputs early; 19-22 where 14 pushes (session 11). The default in
-//      session 11 call 2's stage: 22 (to be measured)
+//      session 11: 22 (measured in call 2; its push_levers 15 | 96)
 // Where the default's rules come from (measured on the H200): SamplingLaneColumns and
 // SamplingClusterExchange (sampling_spec.h), the fast scans and the compiled form
 // (sampling_run.cc).
@@ -356,8 +356,15 @@ SamplingTopPChoice ChooseSamplingTopPForm(int candidates, int cluster, int threa
     // -0.09 / -0.08. The bounds with the header (16 against 15): B = 1 flat +0.51 / +0.52 (the
     // cluster of 8's kernel spills 390 B instead of 238), B = 64 flat -0.07 / 0.00, peaked -0.14
     // / -0.08. With two rounds of keys (17): B = 64 flat -0.68 / -0.66 against 14, peaked -0.13 /
-    // -0.22, 64 x 32000 flat -0.45 / -0.48. The default: 15 in clusters of 8, 17 in clusters of 2
-    // (push_levers 8: the bounds with the header only in clusters of at most 4).
+    // -0.22, 64 x 32000 flat -0.45 / -0.48. Round 2's default: 15 in clusters of 8, 17 in
+    // clusters of 2 (push_levers 8: the bounds with the header only in clusters of at most 4).
+    // Session 11's levers (docs/perf/sampling.md, session 11 call 2; b2b against 20 = round 2's
+    // default in the same call, two runs): the last cluster barrier relaxed (21) B = 1 x 128256
+    // flat -0.46 / -0.42 us, B = 64 flat -0.20 / -0.39; the owner's inputs early (19) B = 1 flat
+    // -0.31 / -0.26, B = 64 flat -0.25 / -0.42; both (22, the default since session 11): B = 1
+    // flat -0.62 / -0.58 (queued 25.34 / 25.18 -> 24.70 / 24.64), peaked -0.48 / -0.48; B = 64
+    // flat -0.50 / -0.69, peaked -0.55 / -0.65; 64 x 32000 flat -0.36 / -0.34, peaked -0.41 /
+    // -0.35.
     const bool ends = (f.push_levers & 2) && (!(f.push_levers & 8) || cluster <= 4);
     c.cand_form |= ((f.push_levers & 1) ? sampling::kFormPushZeroLean : 0) |
                    (ends ? sampling::kFormEndsWithHeader : 0) |
