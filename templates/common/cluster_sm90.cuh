@@ -43,6 +43,34 @@ FLASHJIT_DEVICE void ClusterSync() {
 #endif
 }
 
+// barrier.cluster.arrive (release / relaxed) and wait.acquire apart, for work between them that
+// runs while the other blocks arrive. Every thread arrives once before it waits. The relaxed
+// arrive orders no memory: only for a barrier that keeps blocks alive, after every distributed
+// load before it has returned its value.
+FLASHJIT_DEVICE void ClusterArriveRelease() {
+#if FLASHJIT_CLUSTER_PTX
+  asm volatile("barrier.cluster.arrive.release.aligned;" : : : "memory");
+#else
+  __trap();
+#endif
+}
+
+FLASHJIT_DEVICE void ClusterArriveRelaxed() {
+#if FLASHJIT_CLUSTER_PTX
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" : : : "memory");
+#else
+  __trap();
+#endif
+}
+
+FLASHJIT_DEVICE void ClusterWaitAcquire() {
+#if FLASHJIT_CLUSTER_PTX
+  asm volatile("barrier.cluster.wait.acquire.aligned;" : : : "memory");
+#else
+  __trap();
+#endif
+}
+
 // mapa.shared::cluster: the address of `p` (this block's shared memory) in block `rank`.
 FLASHJIT_DEVICE uint32_t MapaSharedCluster(const void* p, uint32_t rank) {
 #if FLASHJIT_CLUSTER_PTX

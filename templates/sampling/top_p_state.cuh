@@ -98,30 +98,6 @@ struct ClusterExchange {
   int64_t row;
 };
 
-// barrier.cluster.arrive.release / wait.acquire apart (ClusterSync is the two together): work
-// between them runs while the other blocks arrive. Every thread arrives once before it waits.
-FLASHJIT_DEVICE void ClusterArriveRelease() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.arrive.release.aligned;" : : : "memory");
-#else
-  __trap();
-#endif
-}
-FLASHJIT_DEVICE void ClusterArriveRelaxed() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;" : : : "memory");
-#else
-  __trap();
-#endif
-}
-FLASHJIT_DEVICE void ClusterWaitAcquire() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("barrier.cluster.wait.acquire.aligned;" : : : "memory");
-#else
-  __trap();
-#endif
-}
-
 struct TopPSelection {
   SelectResult sel;
   uint32_t bin = 0;  // b0, key bits 30..20
