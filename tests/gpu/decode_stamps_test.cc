@@ -201,16 +201,26 @@ TEST_CASE("batch decode: per-CTA stamps variant", "[gpu][decode]") {
   }
 }
 
-// Small cases for compute-sanitizer: one split request merged by its last CTA, a cluster, a
-// persistent grid of 3 CTAs, under the stamps variant.
-TEST_CASE("batch decode: per-CTA stamps small", "[gpu][decode]") {
-  std::mt19937 rng(Seed());
+// The small cases' batches: 4 query heads on 1 kv head; a split request beside an empty and a
+// short one (merged by its last CTA), and one request of 1024 keys (split into a cluster).
+BatchCase SmallSplitCase() {
   BatchCase c;
   c.num_qo_heads = 4;
   c.num_kv_heads = 1;
   c.lens = {700, 0, 33};
-  BatchCase cl = c;
-  cl.lens = {1024};
+  return c;
+}
+BatchCase SmallClusterCase() {
+  BatchCase c = SmallSplitCase();
+  c.lens = {1024};
+  return c;
+}
+
+// Small cases for compute-sanitizer: one split request merged by its last CTA, a cluster, a
+// persistent grid of 3 CTAs, under the stamps variant.
+TEST_CASE("batch decode: per-CTA stamps small", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  const BatchCase c = SmallSplitCase(), cl = SmallClusterCase();
   constexpr int64_t kCtas = 64;
   DeviceBuffer buf(size_t(kCtas) * attention::kDecodeStampWords * 8);
   ForceStamps stamps(buf, kCtas);
@@ -234,12 +244,7 @@ struct ForceFastIndex {
 // a CUDA graph. Small enough for compute-sanitizer.
 TEST_CASE("batch decode: CTA index forms small", "[gpu][decode]") {
   std::mt19937 rng(Seed());
-  BatchCase c;
-  c.num_qo_heads = 4;
-  c.num_kv_heads = 1;
-  c.lens = {700, 0, 33};
-  BatchCase cl = c;
-  cl.lens = {1024};
+  const BatchCase c = SmallSplitCase(), cl = SmallClusterCase();
   BatchCase f8 = c;
   f8.kv_dtype = DType::kF8E4M3;
   BatchCase p1 = c;

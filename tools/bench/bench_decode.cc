@@ -70,24 +70,23 @@ struct Options {
   }
 };
 
+// A knob option: "auto" leaves the environment variable unset (the library's default), any other
+// value sets it.
+void SetKnob(const char* env, const std::string& value) {
+  if (value == "auto")
+    unsetenv(env);
+  else
+    setenv(env, value.c_str(), 1);
+}
+
 Options ParseOptions(int argc, char** argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--persistent") && i + 1 < argc) {
-      const std::string v = argv[++i];
-      if (v == "auto")
-        unsetenv("FLASHJIT_DECODE_PERSISTENT");
-      else
-        setenv("FLASHJIT_DECODE_PERSISTENT", v.c_str(), 1);
-    }
+    if (!std::strcmp(argv[i], "--persistent") && i + 1 < argc)
+      SetKnob("FLASHJIT_DECODE_PERSISTENT", argv[++i]);
     if (!std::strcmp(argv[i], "--layout") && i + 1 < argc) o.hnd = !std::strcmp(argv[++i], "hnd");
-    if (!std::strcmp(argv[i], "--fast-index") && i + 1 < argc) {
-      const std::string v = argv[++i];
-      if (v == "auto")
-        unsetenv("FLASHJIT_DECODE_FAST_INDEX");
-      else
-        setenv("FLASHJIT_DECODE_FAST_INDEX", v.c_str(), 1);
-    }
+    if (!std::strcmp(argv[i], "--fast-index") && i + 1 < argc)
+      SetKnob("FLASHJIT_DECODE_FAST_INDEX", argv[++i]);
     if (!std::strcmp(argv[i], "--stamps") && i + 1 < argc) {
       o.stamps = argv[++i];
       setenv("FLASHJIT_DECODE_STAMPS", "1", 1);
