@@ -97,17 +97,12 @@ void GraphReplay(std::mt19937& rng, int forced_ctas) {
   REQUIRE(w.Run(tq, tk, tv, tidx, tout, tlse).ok());  // warm-up outside the capture
   if (DryRun()) return;
   Synchronize();
-  const runtime::DriverApi& api = **runtime::Driver();
-  CUstream stream;
-  REQUIRE(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
-  plan_stream = stream;
-  REQUIRE(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
-  Status captured = w.Run(tq, tk, tv, tidx, tout, tlse, stream);
-  CUgraph graph;
-  REQUIRE(api.cuStreamEndCapture(stream, &graph) == CUDA_SUCCESS);
+  CapturedGraph graph;
+  plan_stream = graph.stream();
+  const Status captured =
+      graph.Capture([&](CUstream s) { return w.Run(tq, tk, tv, tidx, tout, tlse, s); });
+  INFO(captured.ToString());
   REQUIRE(captured.ok());
-  CUgraphExec exec;
-  REQUIRE(api.cuGraphInstantiate(&exec, graph, 0) == CUDA_SUCCESS);
   for (auto [b, cut] : {std::pair{12, 6000}, {16, 300}, {5, 6000}, {16, 100000}}) {
     auto [sub, view] = plan(b, cut);
     upload_indices(view);
@@ -121,13 +116,9 @@ void GraphReplay(std::mt19937& rng, int forced_ctas) {
     dout.Fill(0xFF);
     dlse.Fill(0xFF);
     Synchronize();
-    REQUIRE(api.cuGraphLaunch(exec, stream) == CUDA_SUCCESS);
-    REQUIRE(api.cuStreamSynchronize(stream) == CUDA_SUCCESS);
+    graph.Replay();
     check(sub, view, b);
   }
-  api.cuGraphExecDestroy(exec);
-  api.cuGraphDestroy(graph);
-  api.cuStreamDestroy(stream);
 }
 
 TEST_CASE("batch decode: a CUDA graph captured once replays correctly after new plans",
@@ -343,24 +334,17 @@ void PdlChain(BatchCase c, std::mt19937& rng, bool graph) {
     check(what);
     return;
   }
-  const runtime::DriverApi& api = **runtime::Driver();
-  CUstream stream;
-  REQUIRE(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
-  REQUIRE(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
-  enqueue(stream);
-  CUgraph g;
-  REQUIRE(api.cuStreamEndCapture(stream, &g) == CUDA_SUCCESS);
-  CUgraphExec exec;
-  REQUIRE(api.cuGraphInstantiate(&exec, g, 0) == CUDA_SUCCESS);
+  CapturedGraph replayed;
+  const Status captured = replayed.Capture([&](CUstream s) {
+    enqueue(s);  // REQUIREs each run's Status
+    return Status::Ok();
+  });
+  REQUIRE(captured.ok());
   for (int replay = 0; replay < 2; ++replay) {
     fill();
-    REQUIRE(api.cuGraphLaunch(exec, stream) == CUDA_SUCCESS);
-    REQUIRE(api.cuStreamSynchronize(stream) == CUDA_SUCCESS);
+    replayed.Replay();
     check(what + " replay " + std::to_string(replay));
   }
-  api.cuGraphExecDestroy(exec);
-  api.cuGraphDestroy(g);
-  api.cuStreamDestroy(stream);
 }
 
 // Programmatic dependent launch forced on (session 9's FLASHJIT_DECODE_PDL=1): chained runs

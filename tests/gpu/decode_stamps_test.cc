@@ -69,32 +69,25 @@ void GraphRun(const BatchCase& c, std::mt19937& rng) {
     enqueue(nullptr);
     return;
   }
-  const runtime::DriverApi& api = **runtime::Driver();
-  CUstream stream;
-  REQUIRE(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
-  REQUIRE(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
-  enqueue(stream);
-  CUgraph g;
-  REQUIRE(api.cuStreamEndCapture(stream, &g) == CUDA_SUCCESS);
-  CUgraphExec exec;
-  REQUIRE(api.cuGraphInstantiate(&exec, g, 0) == CUDA_SUCCESS);
+  CapturedGraph graph;
+  const Status captured = graph.Capture([&](CUstream s) {
+    enqueue(s);  // REQUIREs each run's Status
+    return Status::Ok();
+  });
+  REQUIRE(captured.ok());
   std::vector<double> ref_out, ref_lse;
   Reference(c, pc, qd, nullptr, c.options, &ref_out, &ref_lse);
   for (int replay = 0; replay < 2; ++replay) {
     dout.Fill(0xFF);
     dlse.Fill(0xFF);
     Synchronize();
-    REQUIRE(api.cuGraphLaunch(exec, stream) == CUDA_SUCCESS);
-    REQUIRE(api.cuStreamSynchronize(stream) == CUDA_SUCCESS);
+    graph.Replay();
     std::vector<float> out = Download16(c.q_dtype, dout, int64_t(b) * hq * d);
     std::vector<float> lse = DownloadF32(dlse, int64_t(b) * hq);
     CheckDecode(out, ref_out, &lse, ref_lse,
                 OutTolerance(c.q_dtype, DTypeBytes(c.kv_dtype) == 1, c.options.rope),
                 Describe(c) + " graph replay " + std::to_string(replay));
   }
-  api.cuGraphExecDestroy(exec);
-  api.cuGraphDestroy(g);
-  api.cuStreamDestroy(stream);
 }
 
 // Downloads the stamps of `ctas` entries and checks every written one: entry <= issued <= first

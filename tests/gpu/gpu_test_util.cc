@@ -27,6 +27,46 @@ void Check(CUresult rc, const char* what) {
 
 }  // namespace
 
+CapturedGraph::CapturedGraph(bool blocking) {
+  Check(Api().cuStreamCreate(&stream_, blocking ? CU_STREAM_DEFAULT : CU_STREAM_NON_BLOCKING),
+        "cuStreamCreate");
+}
+
+CapturedGraph::~CapturedGraph() {
+  const runtime::DriverApi& api = Api();
+  if (exec_ != nullptr) api.cuGraphExecDestroy(exec_);
+  if (graph_ != nullptr) api.cuGraphDestroy(graph_);
+  if (stream_ != nullptr) api.cuStreamDestroy(stream_);
+}
+
+Status CapturedGraph::Capture(const std::function<Status(CUstream)>& enqueue, bool global) {
+  if (graph_ != nullptr) throw std::logic_error("CapturedGraph::Capture called twice");
+  const runtime::DriverApi& api = Api();
+  Check(api.cuStreamBeginCapture(
+            stream_, global ? CU_STREAM_CAPTURE_MODE_GLOBAL : CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+        "cuStreamBeginCapture");
+  Status enqueued = Status::Ok();
+  try {
+    enqueued = enqueue(stream_);
+  } catch (...) {
+    // End the capture so that the stream is usable (and destroyable) again.
+    CUgraph partial = nullptr;
+    if (api.cuStreamEndCapture(stream_, &partial) == CUDA_SUCCESS && partial != nullptr)
+      api.cuGraphDestroy(partial);
+    throw;
+  }
+  Check(api.cuStreamEndCapture(stream_, &graph_), "cuStreamEndCapture");
+  if (enqueued.ok()) Check(api.cuGraphInstantiate(&exec_, graph_, 0), "cuGraphInstantiate");
+  return enqueued;
+}
+
+void CapturedGraph::Replay() const {
+  if (exec_ == nullptr) throw std::logic_error("CapturedGraph::Replay before a successful Capture");
+  const runtime::DriverApi& api = Api();
+  Check(api.cuGraphLaunch(exec_, stream_), "cuGraphLaunch");
+  Check(api.cuStreamSynchronize(stream_), "cuStreamSynchronize");
+}
+
 bool DryRun() {
   static const bool kDry = [] {
     const char* v = std::getenv("FLASHJIT_DRY_RUN");

@@ -5,10 +5,13 @@
 // result checks are skipped. tools/gpu-test.sh uses this to prewarm the cache.
 #pragma once
 
+#include <cuda.h>
 #include <flashjit/engine.h>
+#include <flashjit/status.h>
 #include <flashjit/tensor.h>
 
 #include <cstdint>
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -39,6 +42,34 @@ class DeviceBuffer {
 };
 
 void Synchronize();
+
+// A CUDA graph of what one enqueue puts on a stream of its own, for the graph-replay tests. Owns
+// the stream, the graph and its executable and frees them however the test ends (a failed
+// REQUIRE throws). Driver errors throw. Not for DryRun(): it needs a GPU.
+class CapturedGraph {
+ public:
+  // Creates the capture stream: non-blocking, or a blocking one that the null stream orders.
+  explicit CapturedGraph(bool blocking = false);
+  ~CapturedGraph();
+  CapturedGraph(const CapturedGraph&) = delete;
+  CapturedGraph& operator=(const CapturedGraph&) = delete;
+
+  CUstream stream() const { return stream_; }
+
+  // Captures what `enqueue` puts on stream() (CU_STREAM_CAPTURE_MODE_GLOBAL when `global`, else
+  // thread-local) and returns enqueue's Status; the graph is instantiated only when it is ok.
+  // REQUIRES: called once.
+  Status Capture(const std::function<Status(CUstream)>& enqueue, bool global = false);
+
+  // Launches the instantiated graph on stream() and waits for it.
+  // REQUIRES: a Capture that returned ok.
+  void Replay() const;
+
+ private:
+  CUstream stream_ = nullptr;
+  CUgraph graph_ = nullptr;
+  CUgraphExec exec_ = nullptr;
+};
 
 // 16-bit tensors on the device from float values (rounded to `dtype`); `rounded` receives
 // what the device holds, as double, for the reference.

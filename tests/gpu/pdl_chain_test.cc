@@ -335,17 +335,10 @@ TEST_CASE("pdl: layer-op chain captured in a CUDA graph and replayed",
   REQUIRE(c.Enqueue(e, nullptr).ok());  // warm-up outside the capture (builds the kernels)
   if (DryRun()) return;
   Synchronize();
-  const runtime::DriverApi& api = **runtime::Driver();
-  CUstream stream;
-  REQUIRE(api.cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING) == CUDA_SUCCESS);
-  REQUIRE(api.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL) == CUDA_SUCCESS);
-  const Status captured = c.Enqueue(e, stream);
-  CUgraph graph;
-  REQUIRE(api.cuStreamEndCapture(stream, &graph) == CUDA_SUCCESS);
+  CapturedGraph graph;
+  const Status captured = graph.Capture([&](CUstream s) { return c.Enqueue(e, s); });
   INFO(captured.ToString());
   REQUIRE(captured.ok());
-  CUgraphExec exec;
-  REQUIRE(api.cuGraphInstantiate(&exec, graph, 0) == CUDA_SUCCESS);
   for (int run = 0; run < 3; ++run) {
     // New values in the same buffers (the graph holds their addresses), intermediates poisoned.
     std::vector<float> xf = FastRandom(c.t * kRow, rng, 3.f), rf = FastRandom(c.t * kQ, rng, 1.f);
@@ -361,13 +354,9 @@ TEST_CASE("pdl: layer-op chain captured in a CUDA graph and replayed",
     c.rf = rf;
     c.dx.Upload(xb.data(), xb.size() * 2);
     c.Poison();
-    REQUIRE(api.cuGraphLaunch(exec, stream) == CUDA_SUCCESS);
-    REQUIRE(api.cuStreamSynchronize(stream) == CUDA_SUCCESS);
+    graph.Replay();
     c.Check(fmt::format("graph replay {}", run));
   }
-  api.cuGraphExecDestroy(exec);
-  api.cuGraphDestroy(graph);
-  api.cuStreamDestroy(stream);
 }
 
 }  // namespace

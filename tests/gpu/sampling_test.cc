@@ -6,10 +6,8 @@
 #include <catch2/catch.hpp>
 #include <cstdlib>
 #include <limits>
-#include <stdexcept>
 #include <vector>
 
-#include "src/runtime/driver.h"
 #include "tests/gpu/sampling_test_util.h"
 #include "tests/reference/sampling_ref.h"
 
@@ -327,10 +325,6 @@ TEST_CASE("top-p phase stamps leave the tokens unchanged and come in order", "[g
     }
 }
 
-void Check(CUresult rc, const char* what) {
-  if (rc != CUDA_SUCCESS) throw std::runtime_error(runtime::CudaStatus(rc, what).ToString());
-}
-
 TEST_CASE("a captured graph replays with seed/offset read from device memory", "[gpu][sampling]") {
   std::mt19937 rng(Seed());
   const int64_t batch = 32, vocab = 32000;
@@ -355,28 +349,23 @@ TEST_CASE("a captured graph replays with seed/offset read from device memory", "
                 .ok());
     return;
   }
-  auto api = runtime::Driver();
-  REQUIRE(api.ok());
-  const runtime::DriverApi* d = *api;
-  CUstream stream;
-  Check(d->cuStreamCreate(&stream, 0), "cuStreamCreate");
-  dev.stream = stream;
-  Check(d->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_GLOBAL), "begin capture");
-  Status s = TopKTopPSamplingFromProbs(TestEngine(), in,
-                                       TensorView::Contiguous(dout.data(), DType::kI32, {batch}),
-                                       100, {}, 0.9f, {}, FilterApplyOrder::kJoint, dev);
-  CUgraph graph;
-  Check(d->cuStreamEndCapture(stream, &graph), "end capture");
+  CapturedGraph graph(/*blocking=*/true);
+  const Status s = graph.Capture(
+      [&](CUstream stream) {
+        dev.stream = stream;
+        return TopKTopPSamplingFromProbs(TestEngine(), in,
+                                         TensorView::Contiguous(dout.data(), DType::kI32, {batch}),
+                                         100, {}, 0.9f, {}, FilterApplyOrder::kJoint, dev);
+      },
+      /*global=*/true);
+  INFO(s.ToString());
   REQUIRE(s.ok());
-  CUgraphExec exec;
-  Check(d->cuGraphInstantiate(&exec, graph, 0), "instantiate");
   int differing = 0;
   std::vector<int32_t> first;
   for (uint64_t offset : {0ull, 5ull, 12345ull}) {
     doff.Upload(&offset, 8);
     dout.Fill(0xFF);
-    Check(d->cuGraphLaunch(exec, stream), "graph launch");
-    Check(d->cuStreamSynchronize(stream), "graph sync");
+    graph.Replay();
     std::vector<int32_t> got = DownloadVector<int32_t>(dout, batch);
     SamplingOptions direct;
     direct.rng.seed = seed;
@@ -397,9 +386,6 @@ TEST_CASE("a captured graph replays with seed/offset read from device memory", "
     }
   }
   CHECK(differing > batch / 2);
-  d->cuGraphExecDestroy(exec);
-  d->cuGraphDestroy(graph);
-  d->cuStreamDestroy(stream);
 }
 
 TEST_CASE("chain speculative sampling keeps the target distribution", "[gpu][sampling]") {
