@@ -53,6 +53,9 @@ std::string ShapeKey(const Shape& s) {
 // grid: 0 = one CTA per (item, head tile), 1 = every plan that does not cluster, auto = default).
 // --fast-index 0|1|auto: sets FLASHJIT_DECODE_FAST_INDEX (session 11's A/B: the CTA's item and
 // head tile from the launch's divisors; auto = the default: plans with more CTAs than slots).
+// --max-batch N: the wrapper's max_batch_size is max(B, N) instead of B (session 12: a larger
+// workspace, so that FLASHJIT_DECODE_CHUNK may force plans of more work items than
+// DecodeMaxItems(B) allows, e.g. chunks of 2048 keys at B=16 L=32k).
 // --layout hnd: the paged cache as [pages, 2, Hkv, page, D] (one head's page contiguous) instead
 // of NHD [pages, 2, page, Hkv, D]; the same bytes and page tables.
 // --stamps FILE: diagnostic (FLASHJIT_DECODE_STAMPS=1, the stamps variant): before timing each
@@ -64,6 +67,7 @@ std::string ShapeKey(const Shape& s) {
 struct Options {
   std::vector<std::string> shapes;
   bool hnd = false;
+  int max_batch = 0;
   std::string stamps;
   bool Wants(const std::string& key) const {
     return shapes.empty() || std::find(shapes.begin(), shapes.end(), key) != shapes.end();
@@ -84,6 +88,7 @@ Options ParseOptions(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--persistent") && i + 1 < argc)
       SetKnob("FLASHJIT_DECODE_PERSISTENT", argv[++i]);
+    if (!std::strcmp(argv[i], "--max-batch") && i + 1 < argc) o.max_batch = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--layout") && i + 1 < argc) o.hnd = !std::strcmp(argv[++i], "hnd");
     if (!std::strcmp(argv[i], "--fast-index") && i + 1 < argc)
       SetKnob("FLASHJIT_DECODE_FAST_INDEX", argv[++i]);
@@ -286,7 +291,7 @@ int main(int argc, char** argv) {
     cfg.head_dim = d;
     cfg.page_size = ps;
     cfg.kv_dtype = s.kv;
-    cfg.max_batch_size = s.b;
+    cfg.max_batch_size = std::max(s.b, opt.max_batch);
     cfg.layout = opt.hnd ? KVLayout::kHND : KVLayout::kNHD;
     auto w = BatchDecode::Create(engine, cfg);
     Check(w.status());

@@ -1,0 +1,18 @@
+# The forms of call 1 (session 12): "name chunk shapes [extra bench args]"; chunk 0 = the default
+# (FLASHJIT_DECODE_CHUNK=0 leaves the cost model's choice).
+FORMS=(
+  "D 0 1x16384,1x32768,16x16384,16x32768,64x16384,64x32768"
+  "c32768 32768 16x32768"
+  "c16384 16384 16x16384,64x32768"
+  "c8192 8192 16x32768,64x16384"
+  "c4096 4096 1x32768,16x16384,16x32768"
+  "c2048 2048 1x16384,1x32768,16x16384,16x32768 --max-batch 128"
+  "c1024 1024 1x16384"
+  "c512 512 1x32768"
+  "c256 256 1x16384"
+)
+STAMPS=(
+  "D 0 16x16384,16x32768"
+  "c8192 8192 16x32768"
+  "c4096 4096 16x16384,16x32768"
+)
