@@ -195,8 +195,32 @@ void AbList(Engine& engine, int reps) {
   }
 }
 
+// Session 12 call 2 (--ab2): the fixed cost and the slope of a call against its bytes. The
+// driver's copy, our copy in the norm's block structure (dg 2) and the rmsnorm kernel (both
+// forced to 128 threads x 8 accesses, one 16 KB row per block) over 4 .. 32768 rows of 8192.
+void Ab2List(Engine& engine) {
+  for (int rep = 0; rep < (bench::DryRun() ? 1 : 3); ++rep)
+    for (int64_t rows : {4, 64, 4096, 8192, 16384, 32768}) {
+      BenchCopy(size_t(rows) * 8192 * 2, fmt::format("{} rows of 8192 (rep {})", rows, rep));
+      for (int diag : {2, 0}) {
+        ops::NormSpec s;
+        s.threads = 128;
+        s.items = 8;
+        s.prefetch = 0;
+        s.diag = static_cast<uint8_t>(diag);
+        Bench(engine, K::kRms, rows, 0, 8192, &s, true);
+      }
+    }
+}
+
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--ab2")) {
+      Ab2List(engine);
+      return 0;
+    }
+  }
   bool sweep = bench::DryRun();
   for (int i = 1; i < argc; ++i) sweep |= !std::strcmp(argv[i], "--sweep");
   for (int i = 1; i < argc; ++i) {

@@ -149,8 +149,32 @@ void AbList(Engine& engine) {
   }
 }
 
+// Session 12 call 2 (--ab2): the fixed cost and the slope against the bytes: the driver's copy
+// of the append's bytes, the token tile (128 x 2) and the same without its index chain (dg 1)
+// over 64 .. 32768 tokens (64 requests).
+void Ab2List(Engine& engine) {
+  for (int rep = 0; rep < (bench::DryRun() ? 1 : 3); ++rep)
+    for (int64_t nnz : {64, 4096, 8192, 16384, 32768}) {
+      BenchCopy(nnz);
+      for (int diag : {0, 1}) {
+        ops::AppendKvSpec f;
+        f.tokens = 1;
+        f.threads = 128;
+        f.items = 2;
+        f.diag = static_cast<uint8_t>(diag);
+        Bench(engine, nnz, 64, KvLayout::kNHD, DType::kBF16, &f);
+      }
+    }
+}
+
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--ab2")) {
+      Ab2List(engine);
+      return 0;
+    }
+  }
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--ab")) {
       AbList(engine);
