@@ -8,12 +8,7 @@
 // kPrefetch (load the next row group before reducing the current one), kGridStride (with
 // kPrefetch false: run the resident-grid loop below with one block per row instead of
 // norm_one_pass), kPrefetchWeights (norm_one_pass only: weights prefetched into L1), kMinBlocks
-// (the entry's launch bounds: at least this many blocks per SM; 0 = no minimum), kLoadHint /
-// kStoreHint (norm_one_pass only: the cache hints of common/hint_io.cuh on activations; 0 = the
-// streaming flag's), kDiag (bench diagnostics, rms only: 1 / 2 = out = x with the one-pass
-// block structure, with / without its barrier; 3 = a flat grid-stride copy over a resident grid),
-// kSplit (one-pass rms only: a cluster of two blocks per row, each with half the row, the two
-// partial sums exchanged through distributed shared memory).
+// (the entry's launch bounds: at least this many blocks per SM; 0 = no minimum).
 //
 // Without kPrefetch or kGridStride and with rows in registers, each block normalises one row group
 // (norm_one_pass.cuh; the host launches one block per group). Otherwise blocks walk over row
@@ -170,9 +165,7 @@ __device__ void norm(const NormParams& p) {
   // kernel may still read; the next kernel may launch once every CTA is past it.
   GridDependencyWait();
   GridLaunchDependents();
-  if constexpr (V::kDiag == 3) {
-    norm_flat_copy<V>(p);
-  } else if constexpr (!V::kPrefetch && !V::kGridStride && V::kItems > 0) {
+  if constexpr (!V::kPrefetch && !V::kGridStride && V::kItems > 0) {
     norm_one_pass<V>(p);
   } else {
     norm_resident<V>(p);

@@ -9,8 +9,6 @@
 // their loads after it hit L1 without holding registers across the reduction.
 #pragma once
 
-#include "common/cluster_sm90.cuh"
-#include "common/hint_io.cuh"
 #include "common/reduce.cuh"
 #include "common/vec.cuh"
 #include "norm/norm_params.cuh"
@@ -57,49 +55,6 @@ FLASHJIT_DEVICE void PrefetchL1(const void* p) {
   asm volatile("prefetch.global.L1 [%0];" ::"l"(p));
 }
 
-// Activation traffic of the one-pass kernel: the cache hints of V::kLoadHint / kStoreHint
-// (common/hint_io.cuh); hint 0 keeps the streaming flag's choice (.cs or none).
-template <class V, class T, int N>
-FLASHJIT_DEVICE Vec<T, N> LoadAct(const T* p) {
-  if constexpr (V::kLoadHint == 0) {
-    return LoadVecHint<V::kStreaming, T, N>(p);
-  } else {
-    return LoadVecH<V::kLoadHint, T, N>(p);
-  }
-}
-
-template <class V, class T, int N>
-FLASHJIT_DEVICE void StoreAct(T* p, const Vec<T, N>& v) {
-  if constexpr (V::kStoreHint == 0) {
-    StoreVecHint<V::kStreaming>(p, v);
-  } else {
-    StoreVecH<V::kStoreHint>(p, v);
-  }
-}
-
-// Diagnostic (kDiag 3, bench only): a flat copy of x to out (rows contiguous) over a resident
-// grid, tiles of kThreads * kItems accesses taken grid-stride: the same bytes as the norm, moved
-// by a kernel of ours with no row structure.
-template <class V>
-__device__ void norm_flat_copy(const NormParams& p) {
-  using T = typename V::DType;
-  constexpr int kThreads = V::kThreads * V::kRows, kVec = V::kVec, kItems = V::kItems;
-  constexpr int kTile = kThreads * kItems;
-  const int64_t total = p.rows * p.hidden / kVec;  // REQUIRES: contiguous rows, hidden % kVec == 0
-  const T* x = static_cast<const T*>(p.x);
-  T* out = static_cast<T*>(p.out);
-  for (int64_t t = blockIdx.x; t * kTile < total; t += gridDim.x) {
-    const int64_t base = t * kTile + threadIdx.x;
-    Vec<T, kVec> v[kItems];
-#pragma unroll
-    for (int i = 0; i < kItems; ++i)
-      if (base + i * kThreads < total) v[i] = LoadAct<V, T, kVec>(x + (base + i * kThreads) * kVec);
-#pragma unroll
-    for (int i = 0; i < kItems; ++i)
-      if (base + i * kThreads < total) StoreAct<V>(out + (base + i * kThreads) * kVec, v[i]);
-  }
-}
-
 template <class V>
 __device__ void norm_one_pass(const NormParams& p) {
   using T = typename V::DType;
@@ -110,27 +65,20 @@ __device__ void norm_one_pass(const NormParams& p) {
   __shared__ float slots[kLayerNorm ? 2 : 1][kSlots];
 
   const int lane = threadIdx.x % kThreads, sub = threadIdx.x / kThreads;
-  // kSplit: a cluster of two blocks per row; block 0 takes the first `head` elements (half the
-  // row's accesses, rounded up), block 1 the rest. REQUIRES: hidden % kVec == 0 and head <=
-  // kItems * kThreads * kVec. Else REQUIRES: hidden % kVec == 0 and hidden <= kItems * kThreads *
-  // kVec (the row fits).
-  const int rank = V::kSplit ? static_cast<int>(ClusterCtaRank()) : 0;
-  const int hidden = static_cast<int>(p.hidden);
-  const int head = V::kSplit ? (hidden / kVec + 1) / 2 * kVec : hidden;
-  const int span = rank ? hidden - head : head;
-  const RowRef<T> ref = Locate<V>(p, V::kSplit ? blockIdx.x / 2 : blockIdx.x, sub);
+  // REQUIRES: hidden % kVec == 0 and hidden <= kItems * kThreads * kVec (the row fits).
+  const RowRef<T> ref = Locate<V>(p, blockIdx.x, sub);
 
   // Thread-relative bases; access i sits i * kStride elements further (an immediate offset).
   constexpr int kStride = kThreads * kVec;
-  const int first = lane * kVec + rank * head;
+  const int first = lane * kVec;
   const T* xp = ref.x + first;
   T* rp = kFused ? ref.residual + first : nullptr;
   T* op = ref.out + first;
   const W* wp = static_cast<const W*>(p.weight) + first;
   const W* bp = kLayerNorm ? static_cast<const W*>(p.bias) + first : nullptr;
-  // Elements of the block's span from this thread's first one on; access i is inside when
-  // i * kStride < valid.
-  const int valid = ref.active ? span - lane * kVec : 0;
+  // Elements of the row from this thread's first one on; access i is inside when i * kStride <
+  // valid.
+  const int valid = ref.active ? static_cast<int>(p.hidden) - first : 0;
 
   Vec<T, kVec> x[kItems];  // (kItems, kVec) per thread
   if constexpr (kFused) {
@@ -138,31 +86,22 @@ __device__ void norm_one_pass(const NormParams& p) {
 #pragma unroll
     for (int i = 0; i < kItems; ++i) {
       if (i * kStride < valid) {
-        x[i] = LoadAct<V, T, kVec>(xp + i * kStride);
-        r[i] = LoadAct<V, T, kVec>(rp + i * kStride);
+        x[i] = LoadVecHint<V::kStreaming, T, kVec>(xp + i * kStride);
+        r[i] = LoadVecHint<V::kStreaming, T, kVec>(rp + i * kStride);
       }
     }
 #pragma unroll
     for (int i = 0; i < kItems; ++i) {
       if (i * kStride < valid) {
         x[i] = AddRounded(x[i], r[i]);
-        StoreAct<V>(rp + i * kStride, x[i]);
+        StoreVecHint<V::kStreaming>(rp + i * kStride, x[i]);
         KeepPacked(x[i]);
       }
     }
   } else {
 #pragma unroll
     for (int i = 0; i < kItems; ++i)
-      if (i * kStride < valid) x[i] = LoadAct<V, T, kVec>(xp + i * kStride);
-  }
-  if constexpr (V::kDiag == 1 || V::kDiag == 2) {
-    // Diagnostic (bench only): out = x with this kernel's block structure, without the
-    // reduction: all loads, the one barrier (kDiag 1; none with 2), all stores.
-    if constexpr (V::kDiag == 1) __syncthreads();
-#pragma unroll
-    for (int i = 0; i < kItems; ++i)
-      if (i * kStride < valid) StoreAct<V>(op + i * kStride, x[i]);
-    return;
+      if (i * kStride < valid) x[i] = LoadVecHint<V::kStreaming, T, kVec>(xp + i * kStride);
   }
   if constexpr (V::kPrefetchWeights) {
 #pragma unroll
@@ -190,18 +129,6 @@ __device__ void norm_one_pass(const NormParams& p) {
     for (int i = 0; i < kItems; ++i)
       if (i * kStride < valid) dev += SquaredDeviation(x[i], shift);
     var = RowSumOnce<kThreads>(dev, slots[kLayerNorm ? 1 : 0]) * inv_n;
-  } else if constexpr (V::kSplit) {
-    // The two halves' sums meet in both blocks' `part` (own half locally, the other's through
-    // distributed shared memory); the cluster barrier publishes them and keeps both blocks alive
-    // across the remote store. Both blocks add part[0] + part[1]: the same scale.
-    __shared__ float part[2];
-    const float half_sum = RowSumOnce<kThreads>(sum_sq, slots[0]);
-    if (threadIdx.x == 0) {
-      part[rank] = half_sum;
-      StSharedClusterU32(MapaSharedCluster(&part[rank], rank ^ 1), __float_as_uint(half_sum));
-    }
-    ClusterSync();
-    var = (part[0] + part[1]) * inv_n;
   } else {
     var = RowSumOnce<kThreads>(sum_sq, slots[0]) * inv_n;
   }
@@ -211,7 +138,7 @@ __device__ void norm_one_pass(const NormParams& p) {
     if (i * kStride >= valid) continue;
     Vec<W, kVec> wv = LoadParam<W, kVec>(wp + i * kStride), bv;
     if constexpr (kLayerNorm) bv = LoadParam<W, kVec>(bp + i * kStride);
-    StoreAct<V>(op + i * kStride, Normalize<V>(x[i], wv, bv, shift, scale));
+    StoreVecHint<V::kStreaming>(op + i * kStride, Normalize<V>(x[i], wv, bv, shift, scale));
   }
 }
 

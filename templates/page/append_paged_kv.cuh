@@ -4,16 +4,12 @@
 // access), kItems (accesses per thread, loaded before any is stored), kResolve (resolve every
 // item's page before the first store: the index chains of all items overlap each other and the
 // row loads; otherwise each item's chain starts after the previous item's stores), kTokens
-// (token-tile form), kLoop (token-tile form over a resident grid, see AppendTokenLoop),
-// kLoadHint / kStoreHint (cache hints of the row loads and stores, common/hint_io.cuh; 0 = .cs),
-// kDiag (bench diagnostic, token-tile form: 1 = no index chain, token t written to page
-// t / page_size, slot t % page_size: the same grid and bytes without the lookups or barrier).
+// (token-tile form), kLoop (token-tile form over a resident grid, see AppendTokenLoop).
 // Work item w = ((token * heads) + head) * chunks + chunk, chunk = kVec elements of head_dim.
 // Token t goes to page kv_indices[kv_indptr[b] + positions[t] / page_size], slot
 // positions[t] % page_size, with b = batch_indices[t].
 #pragma once
 
-#include "common/hint_io.cuh"
 #include "common/pdl.cuh"
 #include "common/vec.cuh"
 #include "page/page_params.cuh"
@@ -30,17 +26,17 @@ FLASHJIT_DEVICE C ToCache(float x) {
 }
 
 // The item's new k and v chunks (kVec elements of `head` at element offset e of `token`).
-template <int kHint = 0, class T, int kVec>
+template <class T, int kVec>
 FLASHJIT_DEVICE void LoadItem(const AppendKvParams& p, int token, int head, int e, Vec<T, kVec>& k,
                               Vec<T, kVec>& v) {
-  k = LoadVecH<kHint, T, kVec>(static_cast<const T*>(p.key) + token * p.key_stride_token +
-                               head * p.key_stride_head + e);
-  v = LoadVecH<kHint, T, kVec>(static_cast<const T*>(p.value) + token * p.value_stride_token +
-                               head * p.value_stride_head + e);
+  k = LoadVecStreaming<T, kVec>(static_cast<const T*>(p.key) + token * p.key_stride_token +
+                                head * p.key_stride_head + e);
+  v = LoadVecStreaming<T, kVec>(static_cast<const T*>(p.value) + token * p.value_stride_token +
+                                head * p.value_stride_head + e);
 }
 
 // Stores one item's chunks at kd / vd in the cache type (fp8: scaled by 1 / k or v scale).
-template <int kHint = 0, class C, class T, int kVec>
+template <class C, class T, int kVec>
 FLASHJIT_DEVICE void StoreItem(const AppendKvParams& p, C* kd, C* vd, const Vec<T, kVec>& k,
                                const Vec<T, kVec>& v) {
   if constexpr (sizeof(C) == 1) {
@@ -53,8 +49,8 @@ FLASHJIT_DEVICE void StoreItem(const AppendKvParams& p, C* kd, C* vd, const Vec<
     StoreVecStreaming(kd, kc);
     StoreVecStreaming(vd, vc);
   } else {
-    StoreVecH<kHint>(kd, k);
-    StoreVecH<kHint>(vd, v);
+    StoreVecStreaming(kd, k);
+    StoreVecStreaming(vd, v);
   }
 }
 
@@ -155,21 +151,7 @@ FLASHJIT_DEVICE void AppendTokenTile(const AppendKvParams& p) {
     const int e = (within - head * chunks) * kVec;
     tl[i] = token - t0;
     hoff[i] = head * 65536 + e;  // head < 2^15 and e < 2^16 (host)
-    LoadItem<V::kLoadHint>(p, token, head, e, k[i], v[i]);
-  }
-  if constexpr (V::kDiag == 1) {
-#pragma unroll
-    for (int i = 0; i < kItems; ++i) {
-      if (tl[i] < 0) continue;
-      const int token = t0 + tl[i], head = hoff[i] >> 16, e = hoff[i] & 0xffff;
-      const int64_t page = token / p.page_size, slot = token - page * p.page_size;
-      C* kd = static_cast<C*>(p.k_cache) + page * p.k_layout.stride_page +
-              slot * p.k_layout.stride_slot + head * p.k_layout.stride_head + e;
-      C* vd = static_cast<C*>(p.v_cache) + page * p.v_layout.stride_page +
-              slot * p.v_layout.stride_slot + head * p.v_layout.stride_head + e;
-      StoreItem<V::kStoreHint>(p, kd, vd, k[i], v[i]);
-    }
-    return;
+    LoadItem(p, token, head, e, k[i], v[i]);
   }
   for (int t = threadIdx.x; t < ntok; t += kThreads) {
     const int token = t0 + t;
@@ -187,7 +169,7 @@ FLASHJIT_DEVICE void AppendTokenTile(const AppendKvParams& p) {
     const int head = hoff[i] >> 16, e = hoff[i] & 0xffff;
     C* kd = static_cast<C*>(p.k_cache) + k_row[tl[i]] + head * p.k_layout.stride_head + e;
     C* vd = static_cast<C*>(p.v_cache) + v_row[tl[i]] + head * p.v_layout.stride_head + e;
-    StoreItem<V::kStoreHint>(p, kd, vd, k[i], v[i]);
+    StoreItem(p, kd, vd, k[i], v[i]);
   }
 }
 

@@ -264,33 +264,5 @@ TEST_CASE("append_paged_kv_cache: every kernel form, forced", "[gpu][layer][page
       }
 }
 
-TEST_CASE("append_paged_kv_cache: the token tile's cache hints", "[gpu][layer][page]") {
-  std::mt19937 rng(Seed());
-  // Every hint pair the session-12 A/B times (tools/bench/layer_sweeps.h, AppendKvHintForms),
-  // NHD and HND, at the bench's head shape and at odd ones (4-element and 2-element accesses fall
-  // back to the streaming forms), a 16-bit cache and an fp8 one (8-byte stores: the fallback).
-  for (const ops::AppendKvSpec& f : bench::AppendKvHintForms())
-    for (KvLayout layout : {KvLayout::kNHD, KvLayout::kHND})
-      for (auto [heads, dim, page] :
-           std::vector<std::array<int64_t, 3>>{{8, 128, 16}, {1, 64, 1}, {3, 40, 5}}) {
-        Case c;
-        c.force = &f;
-        c.layout = layout;
-        c.heads = heads;
-        c.head_dim = dim;
-        c.page_size = page;
-        c.batch = 12;
-        c.max_new = 120;
-        c.combined = heads != 3;
-        if (heads == 3) {
-          c.cache = DType::kF8E4M3;
-          c.k_scale = c.v_scale = 0.5f;
-        }
-        INFO(
-            fmt::format("hints lh {} sh {} threads {} items {}", f.ldh, f.sth, f.threads, f.items));
-        Run(c, rng);
-      }
-}
-
 }  // namespace
 }  // namespace flashjit::test

@@ -1,19 +1,16 @@
 // append_paged_kv_cache bandwidth. Bytes that must move: read new k and v, write them into the
 // cache (+ batch index and position per token). Requests get disjoint shuffled pages.
-//   flashjit_bench_page [--dry-run] [--ab]   (--ab: only the session-12 A/B list, below)
 #include <flashjit/page.h>
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "src/ops/common/pdl.h"
 #include "src/ops/page/page_spec.h"
 #include "src/runtime/driver.h"
 #include "tools/bench/append_layout.h"
@@ -95,17 +92,12 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
   };
   const bench::Timings t = bench::TimeCall(call);
   const double moved = 2.0 * row_bytes + 2.0 * nnz * heads * dim * cb + nnz * 8.0;
-  std::string note =
-      force ? fmt::format(
-                  "sweep {} t{} i{}{}{}",
-                  force->loop     ? "loop"
-                  : force->tokens ? "tokens"
-                                  : "item",
-                  force->threads, force->items,
-                  force->ldh || force->sth ? fmt::format(" lh{} sh{}", force->ldh, force->sth) : "",
-                  force->diag ? fmt::format(" dg{}", force->diag) : "")
-            : std::string("default");
-  if (ops::PdlMode() == 0) note += " pdl-off";
+  std::string note = force ? fmt::format("sweep {} t{} i{}",
+                                         force->loop     ? "loop"
+                                         : force->tokens ? "tokens"
+                                                         : "item",
+                                         force->threads, force->items)
+                           : std::string("default");
   note += bench::TimingsNote(t, moved);
   bench::Report("append_paged_kv",
                 fmt::format("{} nnz {} reqs {} h {} d {} page {} {}", DTypeName(cache_dt), nnz,
@@ -115,72 +107,8 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
 
 }  // namespace
 
-// Session 12 A/B (--ab): the default token tile (128 x 2) over cache hints (lh / sh,
-// templates/common/hint_io.cuh), without its index chain (dg 1), PDL off, HND, beside the
-// driver's copy of the same bytes; five rounds in the same order.
-void AbList(Engine& engine) {
-  struct Row {
-    int ldh, sth, diag;
-    bool pdl_off, hnd;
-  };
-  const std::vector<Row> list = {
-      {0, 0, 0, false, false}, {1, 1, 0, false, false}, {2, 2, 0, false, false},
-      {4, 1, 0, false, false}, {1, 0, 0, false, false}, {0, 1, 0, false, false},
-      {3, 0, 0, false, false}, {0, 3, 0, false, false}, {0, 4, 0, false, false},
-      {5, 5, 0, false, false}, {0, 0, 1, false, false}, {1, 1, 1, false, false},
-      {0, 0, 0, true, false},  {0, 0, 1, true, false},  {0, 0, 0, false, true},
-      {1, 1, 0, false, true},  {2, 2, 0, false, true},  {0, 0, 0, false, false},
-  };
-  for (int rep = 0; rep < (bench::DryRun() ? 1 : 5); ++rep) {
-    BenchCopy(16384);
-    for (const Row& r : list) {
-      ops::AppendKvSpec f;
-      f.tokens = 1;
-      f.threads = 128;
-      f.items = 2;
-      f.ldh = static_cast<uint8_t>(r.ldh);
-      f.sth = static_cast<uint8_t>(r.sth);
-      f.diag = static_cast<uint8_t>(r.diag);
-      if (r.pdl_off) ops::SetPdlForTesting(0);
-      Bench(engine, 16384, 64, r.hnd ? KvLayout::kHND : KvLayout::kNHD, DType::kBF16, &f);
-      if (r.pdl_off) ops::SetPdlForTesting(-1);
-    }
-    Bench(engine, 64, 64, KvLayout::kNHD, DType::kBF16);
-  }
-}
-
-// Session 12 call 2 (--ab2): the fixed cost and the slope against the bytes: the driver's copy
-// of the append's bytes, the token tile (128 x 2) and the same without its index chain (dg 1)
-// over 64 .. 32768 tokens (64 requests).
-void Ab2List(Engine& engine) {
-  for (int rep = 0; rep < (bench::DryRun() ? 1 : 3); ++rep)
-    for (int64_t nnz : {64, 4096, 8192, 16384, 32768}) {
-      BenchCopy(nnz);
-      for (int diag : {0, 1}) {
-        ops::AppendKvSpec f;
-        f.tokens = 1;
-        f.threads = 128;
-        f.items = 2;
-        f.diag = static_cast<uint8_t>(diag);
-        Bench(engine, nnz, 64, KvLayout::kNHD, DType::kBF16, &f);
-      }
-    }
-}
-
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--ab2")) {
-      Ab2List(engine);
-      return 0;
-    }
-  }
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--ab")) {
-      AbList(engine);
-      return 0;
-    }
-  }
   BenchCopy(16384);
   BenchCopy(8192);
   Bench(engine, 1, 1, KvLayout::kNHD, DType::kBF16);

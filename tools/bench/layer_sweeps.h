@@ -76,21 +76,4 @@ inline std::vector<ops::AppendKvSpec> AppendKvSweep() {
   return forms;
 }
 
-// Session 12: the default token tile (128 x 2) with the cache hints of its row loads and stores
-// (templates/common/hint_io.cuh) that `flashjit_bench_page --ab` times.
-inline std::vector<ops::AppendKvSpec> AppendKvHintForms() {
-  std::vector<ops::AppendKvSpec> forms;
-  for (auto [ldh, sth] : std::vector<std::array<int, 2>>{
-           {1, 1}, {2, 2}, {4, 1}, {1, 0}, {0, 1}, {3, 0}, {0, 3}, {0, 4}, {5, 5}}) {
-    ops::AppendKvSpec f;
-    f.tokens = 1;
-    f.threads = 128;
-    f.items = 2;
-    f.ldh = static_cast<uint8_t>(ldh);
-    f.sth = static_cast<uint8_t>(sth);
-    forms.push_back(f);
-  }
-  return forms;
-}
-
 }  // namespace flashjit::bench

@@ -17,15 +17,12 @@ namespace flashjit::bench {
 struct NormKnob {
   int threads, items, rows = 1;
   bool pf = false, gs = false, wp = false, cs = true;
-  int mb = 0;            // launch bounds: at least mb blocks per SM (0: no minimum)
-  int ldh = 0, sth = 0;  // cache hints of activation loads / stores (templates/common/hint_io.cuh)
-  bool split = false;    // rms: a cluster of two blocks per row
+  int mb = 0;  // launch bounds: at least mb blocks per SM (0: no minimum)
 
   // A sweep repeats a knob to time it beside its neighbours (A/B rows); tests run each once.
   bool operator==(const NormKnob& o) const {
-    return std::tie(threads, items, rows, pf, gs, wp, cs, mb, ldh, sth, split) ==
-           std::tie(o.threads, o.items, o.rows, o.pf, o.gs, o.wp, o.cs, o.mb, o.ldh, o.sth,
-                    o.split);
+    return std::tie(threads, items, rows, pf, gs, wp, cs, mb) ==
+           std::tie(o.threads, o.items, o.rows, o.pf, o.gs, o.wp, o.cs, o.mb);
   }
 
   ops::NormSpec Spec() const {
@@ -38,9 +35,6 @@ struct NormKnob {
     s.wprefetch = wp;
     s.streaming = cs;
     s.minb = static_cast<uint8_t>(mb);
-    s.ldh = static_cast<uint8_t>(ldh);
-    s.sth = static_cast<uint8_t>(sth);
-    s.split = split;
     return s;
   }
 };
@@ -101,33 +95,6 @@ inline std::vector<NormSweepCase> NormSweep() {
       {K::kRms, 1, 0, 4096, {N{512, 1}, N{64, 8, 1, false, true}}},
       {K::kFusedAdd, 64, 0, 4096, {N{512, 1}, N{128, 4, 1, false, true}}},
   };
-}
-
-// Session 12: the one-row-per-block kernel's cache hints and the cluster split (rms), as
-// `flashjit_bench_norm --ab` times them; tests/gpu/norm_variants_test.cc checks each.
-inline std::vector<NormSweepCase> NormHintSplitCases() {
-  using K = ops::NormKind;
-  using N = NormKnob;
-  auto hinted = [](N n, int ldh, int sth, bool split = false) {
-    n.ldh = ldh;
-    n.sth = sth;
-    n.split = split;
-    return n;
-  };
-  std::vector<NormKnob> k8192, k4096, fused;
-  for (auto [l, st] :
-       {std::pair{1, 1}, {2, 2}, {4, 1}, {1, 0}, {0, 1}, {3, 0}, {0, 3}, {0, 4}, {5, 5}})
-    k8192.push_back(hinted(N{128, 8}, l, st));
-  for (N n : {N{128, 4}, N{128, 4, 1, false, false, false, true, 16}, N{64, 8}, N{256, 2}})
-    k8192.push_back(hinted(n, 0, 0, true));
-  k8192.push_back(hinted(N{128, 4, 1, false, false, false, true, 16}, 1, 1, true));
-  for (auto [l, st] : {std::pair{1, 1}, {2, 2}, {0, 1}, {1, 0}})
-    k4096.push_back(hinted(N{128, 4, 1, false, false, false, true, 16}, l, st));
-  k4096.push_back(hinted(N{128, 2, 1, false, false, false, true, 16}, 0, 0, true));
-  for (auto [l, st] : {std::pair{1, 1}, {2, 2}}) fused.push_back(hinted(N{128, 8}, l, st));
-  return {{K::kRms, 8192, 0, 8192, k8192},
-          {K::kRms, 16384, 0, 4096, k4096},
-          {K::kFusedAdd, 8192, 0, 8192, fused}};
 }
 
 }  // namespace flashjit::bench

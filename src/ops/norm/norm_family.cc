@@ -51,19 +51,6 @@ const spec::OpFamily* NormFamily() {
                        "launch bounds: at least this many blocks per SM (caps the registers); 0 "
                        "= no minimum (the compiler's choice; a minimum of 1 would let it use "
                        "more registers than with none)"),
-        spec::IntField("ldh", {0, 1, 2, 3, 4, 5}, 0, "lh",
-                       "one-row-per-block kernel: cache hint of the activation loads "
-                       "(templates/common/hint_io.cuh; 0 = the streaming flag's .cs)"),
-        spec::IntField("sth", {0, 1, 2, 3, 4, 5}, 0, "sh",
-                       "one-row-per-block kernel: cache hint of the activation stores (0 = .cs)"),
-        spec::IntField("diag", {0, 1, 2, 3}, 0, "dg",
-                       "benchmark diagnostics, kind rms only: 1 = out = x in the one-row-per-block "
-                       "structure (loads, barrier, stores), 2 = the same without the barrier, 3 = "
-                       "a flat grid-stride copy of x to out over a resident grid"),
-        spec::BoolField("split", false, "sp",
-                        "one-row-per-block rms kernel as a cluster of two blocks per row, each "
-                        "with half the row; the partial sums meet in distributed shared memory "
-                        "(sm_90+)"),
         spec::BoolField("grid_stride", false, "gs",
                         "without prefetch: the resident-grid loop instead of one row group per "
                         "block (the previous kernel, kept for comparison)"),
@@ -80,16 +67,6 @@ const spec::OpFamily* NormFamily() {
       if (threads * rows > 1024)
         return Status::InvalidArgument(
             fmt::format("threads * rows = {} exceeds 1024 threads per block", threads * rows));
-      if (s["diag"].get<int>() != 0 && (s["kind"] != "rms" || s["items"].get<int>() == 0 ||
-                                        s["prefetch"].get<bool>() || s["grid_stride"].get<bool>()))
-        return Status::InvalidArgument(
-            "diag: only for kind rms with items > 0, without prefetch or grid_stride");
-      if (s["split"].get<bool>() &&
-          (s["kind"] != "rms" || rows > 1 || threads < 32 || s["items"].get<int>() == 0 ||
-           s["prefetch"].get<bool>() || s["grid_stride"].get<bool>() || s["diag"].get<int>()))
-        return Status::InvalidArgument(
-            "split: only for kind rms, one row per block of >= 32 threads, items > 0, without "
-            "prefetch, grid_stride or diag");
       if (s["kind"] == "layer" && s["gemma"].get<bool>())
         return Status::InvalidArgument("gemma: only for kind rms or fused_add, not layer");
       return Status::Ok();
@@ -105,16 +82,13 @@ const spec::OpFamily* NormFamily() {
           "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n"
           "  static constexpr bool kGemma = {};\n  static constexpr bool kStreaming = {};\n"
           "  static constexpr bool kPrefetch = {};\n  static constexpr bool kGridStride = {};\n  "
-          "static constexpr bool kPrefetchWeights = {};\n  static constexpr int kMinBlocks = {};\n"
-          "  static constexpr int kLoadHint = {};\n  static constexpr int kStoreHint = {};\n"
-          "  static constexpr int kDiag = {};\n  static constexpr bool kSplit = {};\n",
+          "static constexpr bool kPrefetchWeights = {};\n  static constexpr int kMinBlocks = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           spec::CxxType(s["wdtype"].get<std::string>()),
           kind == "rms" ? "kRms" : (kind == "fused_add" ? "kFusedAdd" : "kLayer"),
           s["threads"].get<int>(), s["rows"].get<int>(), s["vec"].get<int>(), s["items"].get<int>(),
           s["gemma"].get<bool>(), s["streaming"].get<bool>(), s["prefetch"].get<bool>(),
-          s["grid_stride"].get<bool>(), s["wprefetch"].get<bool>(), s["minb"].get<int>(),
-          s["ldh"].get<int>(), s["sth"].get<int>(), s["diag"].get<int>(), s["split"].get<bool>());
+          s["grid_stride"].get<bool>(), s["wprefetch"].get<bool>(), s["minb"].get<int>());
     };
     return f;
   }();
@@ -145,11 +119,7 @@ Result<VariantSpec> NormSpec::ToVariant() const {
                                      {"prefetch", prefetch != 0},
                                      {"grid_stride", grid_stride != 0},
                                      {"wprefetch", wprefetch != 0},
-                                     {"minb", minb},
-                                     {"ldh", ldh},
-                                     {"sth", sth},
-                                     {"diag", diag},
-                                     {"split", split != 0}});
+                                     {"minb", minb}});
 }
 
 NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, int vec, bool gemma,

@@ -99,9 +99,6 @@ Status RunNorm(Engine& engine, const NormArgs& a, void* stream, const NormSpec* 
     spec.gemma = chosen.gemma;
     if (spec.threads > 32) spec.rows = 1;
   }
-  if (spec.split && (rows > 0x3fffffff || !Sm90(engine, in.device)))
-    return Status::InvalidArgument(
-        fmt::format("split: needs sm_90+ and at most 2^30 rows, got {} rows", rows));
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, in.device));
 
   norm::NormParams p{};
@@ -123,15 +120,6 @@ Status RunNorm(Engine& engine, const NormArgs& a, void* stream, const NormSpec* 
   const int64_t groups = (rows + spec.rows - 1) / spec.rows;
   cfg.grid_x = spec.prefetch ? ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x), groups)
                              : static_cast<uint32_t>(groups);
-  if (spec.split) {  // a cluster of two blocks per row
-    cfg.grid_x = static_cast<uint32_t>(groups * 2);
-    cfg.cluster_x = 2;
-  }
-  if (spec.diag == 3) {  // bench diagnostic: flat copy, tiles of threads * items accesses
-    const int64_t tile = int64_t{spec.threads} * spec.rows * spec.items * spec.vec;
-    cfg.grid_x =
-        ResidentGrid(*kernel, 0, static_cast<int>(cfg.block_x), (rows * hidden + tile - 1) / tile);
-  }
   return kernel->Launch(0, cfg, &p, static_cast<CUstream>(stream));
 }
 

@@ -27,11 +27,7 @@ struct NormSpec {
   uint8_t prefetch = 1;     // load the next row group early (grid of resident blocks)
   uint8_t grid_stride = 0;  // with prefetch = 0: the resident-grid loop (one block per row)
   uint8_t wprefetch = 0;    // one-pass kernel: weights prefetched into L1 before the reduction
-  uint8_t minb = 0;   // launch bounds: at least this many blocks per SM (0: none, the compiler's)
-  uint8_t ldh = 0;    // one-pass kernel: cache hint of activation loads (common/hint_io.cuh; 0: cs)
-  uint8_t sth = 0;    // one-pass kernel: cache hint of activation stores (0: cs)
-  uint8_t diag = 0;   // bench diagnostics (rms): 1 / 2 copy in the one-pass structure, 3 flat copy
-  uint8_t split = 0;  // one-pass rms: a cluster of 2 blocks per row (halves), sm_90+
+  uint8_t minb = 0;  // launch bounds: at least this many blocks per SM (0: none, the compiler's)
   uint8_t pad_[2] = {};
 
   Result<VariantSpec> ToVariant() const;

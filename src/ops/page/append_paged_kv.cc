@@ -159,9 +159,6 @@ Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const Tenso
     spec.items = f->items;
     spec.tokens = f->tokens;
     spec.loop = f->loop;
-    spec.ldh = f->ldh;
-    spec.sth = f->sth;
-    spec.diag = f->diag;
   }
   spec.dtype = key.dtype;
   spec.cache_dtype = k_cache.dtype;
@@ -175,7 +172,6 @@ Status AppendPagedKvCacheWith(Engine& engine, const TensorView& key, const Tenso
   // Token-tile form: head and element offset packed in 16 bits each (else the per-item form).
   if (heads >= 32768 || head_dim >= 65536) spec.tokens = spec.loop = 0;
   if (!spec.tokens) spec.loop = 0;
-  if (!spec.tokens || spec.loop) spec.ldh = spec.sth = spec.diag = 0;
   const int64_t tile_tokens = std::min(nnz, per_block / per_token + 2);
   spec.resolve = spec.tokens ? 0 : ResolveFirst(fp8);
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(engine, spec, key.device));

@@ -26,14 +26,6 @@ const spec::OpFamily* AppendKvFamily() {
         spec::BoolField("loop", false, "lp",
                         "token-tile form over a resident grid: the next tile loaded while this "
                         "one is stored"),
-        spec::IntField("ldh", {0, 1, 2, 3, 4, 5}, 0, "lh",
-                       "token-tile form: cache hint of the row loads "
-                       "(templates/common/hint_io.cuh; 0 = .cs)"),
-        spec::IntField("sth", {0, 1, 2, 3, 4, 5}, 0, "sh",
-                       "token-tile form: cache hint of the row stores (0 = .cs)"),
-        spec::IntField("diag", {0, 1}, 0, "dg",
-                       "benchmark diagnostic: 1 = the token tile without the index chain (token t "
-                       "written to page t / page_size, slot t % page_size)"),
     };
     f.check = [](const spec::Json& s) {
       const std::string c = s["cache"].get<std::string>();
@@ -41,10 +33,6 @@ const spec::OpFamily* AppendKvFamily() {
         return Status::InvalidArgument(
             fmt::format("cache: a 16-bit cache must have the dtype of k/v ({}), got {}",
                         s["dtype"].get<std::string>(), c));
-      if ((s["ldh"].get<int>() || s["sth"].get<int>() || s["diag"].get<int>()) &&
-          (!s["tokens"].get<bool>() || s["loop"].get<bool>()))
-        return Status::InvalidArgument(
-            "ldh/sth/diag: only for the token-tile form (tokens without loop)");
       if (s["loop"].get<bool>() && !s["tokens"].get<bool>())
         return Status::InvalidArgument(
             "loop: the resident-grid loop is a token-tile form (tokens)");
@@ -57,13 +45,11 @@ const spec::OpFamily* AppendKvFamily() {
           "  using DType = {};\n  using CacheType = {};\n  static constexpr int kThreads = {};\n"
           "  static constexpr int kVec = {};\n  static constexpr int kItems = {};\n"
           "  static constexpr bool kResolve = {};\n  static constexpr bool kTokens = {};\n"
-          "  static constexpr bool kLoop = {};\n  static constexpr int kLoadHint = {};\n"
-          "  static constexpr int kStoreHint = {};\n  static constexpr int kDiag = {};\n",
+          "  static constexpr bool kLoop = {};\n",
           spec::CxxType(s["dtype"].get<std::string>()),
           spec::CxxType(s["cache"].get<std::string>()), s["threads"].get<int>(),
           s["vec"].get<int>(), s["items"].get<int>(), s["resolve"].get<bool>(),
-          s["tokens"].get<bool>(), s["loop"].get<bool>(), s["ldh"].get<int>(), s["sth"].get<int>(),
-          s["diag"].get<int>());
+          s["tokens"].get<bool>(), s["loop"].get<bool>());
     };
     return f;
   }();
@@ -101,10 +87,7 @@ Result<VariantSpec> AppendKvSpec::ToVariant() const {
                                      {"items", items},
                                      {"resolve", resolve != 0},
                                      {"tokens", tokens != 0},
-                                     {"loop", loop != 0},
-                                     {"ldh", ldh},
-                                     {"sth", sth},
-                                     {"diag", diag}});
+                                     {"loop", loop != 0}});
 }
 
 Result<VariantSpec> BatchPositionsSpec::ToVariant() const {

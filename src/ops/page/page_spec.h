@@ -22,10 +22,7 @@ struct AppendKvSpec {
   uint8_t resolve = 0;  // per-item form: resolve all items' pages before the first store
   uint8_t tokens = 1;   // token-tile form: each token's page resolved once per block
   uint8_t loop = 0;     // token-tile form over a resident grid, next tile loaded during stores
-  uint8_t ldh = 0;      // token-tile form: cache hint of the row loads (common/hint_io.cuh; 0: cs)
-  uint8_t sth = 0;      // token-tile form: cache hint of the row stores (0: cs)
-  uint8_t diag = 0;     // bench diagnostic: 1 = token tile without the index chain
-  uint8_t pad_[2] = {};
+  uint8_t pad_[1] = {};
 
   Result<VariantSpec> ToVariant() const;
 };
