@@ -4,7 +4,7 @@
 // Variant: DTypeQ (q, out and the tensor-core type), DTypeKV (16-bit = DTypeQ, or fp8),
 // kHeadDim, kStages, kSoftCap, kAlibi, kRope; kFastIndex (the CTA's item and head tile from the
 // launch's divisors, DecodeCtaIndexFast, and the loader's parameters read before the item);
-// kStamps (diagnostic timestamps).
+// kStamps (diagnostic timestamps); kSteal (pair stealing: DecodeWorkItem::pad_, session 12).
 #pragma once
 
 #include "attention/decode_epilogue.cuh"
@@ -71,6 +71,7 @@ FLASHJIT_DEVICE DecodeWorkItem ThisWorkItem(const DecodeParams& p, int item) {
   else
     w.partial = DecodeGridItems(p) > 1 ? item : -1;
   w.merge = -1;
+  w.pad_ = 0;
   return w;
 }
 
@@ -430,19 +431,40 @@ __device__ void decode_attention(const DecodeParams& p) {
     loader.InitItem(p, w);
   else
     loader.Init(p, w, kv_head);
-  const int n_tiles = (w.kv_end - w.kv_start + kTile - 1) / kTile;
+  // Pair stealing (kSteal, role != 0): the CTA's own tiles are the n_tiles outside the shared
+  // region; `open` while claims may add more (each claim's answer is read one tile later, and a
+  // claim goes out while more than kStages tiles are known, so the issue side never runs past
+  // what is known). The back CTA runs its tiles from the last one down.
+  const int n_max = (w.kv_end - w.kv_start + kTile - 1) / kTile;
+  const int role = V::kSteal ? (w.pad_ & 3) : 0;
+  int n_tiles = role ? n_max - (w.pad_ >> 2) : n_max;
+  bool open = role != 0, pending = false;
+  unsigned long long claim_old = 0;  // thread 0: the claim word before its last claim
+  unsigned long long* claim_word = nullptr;
+  __shared__ int claim_box[2];
+  if constexpr (V::kSteal) {
+    if (role)
+      claim_word = p.claims +
+                   static_cast<int64_t>(role == kDecodeStealFront ? w.partial : w.partial - 1) *
+                       DecodeHeadTiles(p) +
+                   head_tile;
+  }
+  const int top = w.kv_start + (n_max - 1) * kTile;
+  auto tile_pos = [&](int t) {
+    return V::kSteal && role == kDecodeStealBack ? top - t * kTile : w.kv_start + t * kTile;
+  };
   {
     int32_t pages[kStages - 1][Loader::kRows];
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s)
-      if (s < n_tiles) loader.LoadPages(w.kv_start + s * kTile, pages[s]);
+      if (s < n_tiles) loader.LoadPages(tile_pos(s), pages[s]);
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      if (s < n_tiles) loader.IssueTile(w.kv_start + s * kTile, pages[s], k_stage(s), v_stage(s));
+      if (s < n_tiles) loader.IssueTile(tile_pos(s), pages[s], k_stage(s), v_stage(s));
       CpAsyncCommit();
     }
   }
-  if (kStages - 1 < n_tiles) loader.PrefetchPages(w.kv_start + (kStages - 1) * kTile);
+  if (kStages - 1 < n_tiles) loader.PrefetchPages(tile_pos(kStages - 1));
   if constexpr (V::kStamps) {
     if (threadIdx.x == 0) stamp.Mark(1);
   }
@@ -462,19 +484,42 @@ __device__ void decode_attention(const DecodeParams& p) {
 
   // Main loop: wait for tile t, refill the stage freed by tile t - 1, compute tile t.
   for (int t = 0; t < n_tiles; ++t) {
+    if constexpr (V::kSteal) {
+      if (pending && threadIdx.x == 0) {  // the region's tiles the last claim got
+        const int lo = static_cast<int>(claim_old & 0xffffffffu);
+        const int hi = static_cast<int>(claim_old >> 32);
+        claim_box[t & 1] = min(kDecodeStealSpan, max(0, (w.pad_ >> 2) - lo - hi));
+      }
+    }
     CpAsyncWait<kStages - 2>();
     __syncthreads();
     if constexpr (V::kStamps) {
       if (t == 0 && threadIdx.x == 0) stamp.Mark(2);
     }
+    if constexpr (V::kSteal) {
+      if (pending) {
+        const int got = claim_box[t & 1];
+        n_tiles += got;
+        open = got == kDecodeStealSpan;
+        pending = false;
+      }
+      if (open && n_tiles - t <= kStages + kDecodeStealSpan) {
+        if (threadIdx.x == 0)
+          claim_old =
+              atomicAdd(claim_word, role == kDecodeStealFront
+                                        ? static_cast<unsigned long long>(kDecodeStealSpan)
+                                        : static_cast<unsigned long long>(kDecodeStealSpan) << 32);
+        pending = true;
+      }
+    }
     const int next = t + kStages - 1;
     if (next < n_tiles) {
-      loader.IssueTile(w.kv_start + next * kTile, k_stage(next % kStages), v_stage(next % kStages));
-      if (next + 1 < n_tiles) loader.PrefetchPages(w.kv_start + (next + 1) * kTile);
+      loader.IssueTile(tile_pos(next), k_stage(next % kStages), v_stage(next % kStages));
+      if (next + 1 < n_tiles) loader.PrefetchPages(tile_pos(next + 1));
     }
     CpAsyncCommit();
 
-    const int key0 = w.kv_start + t * kTile + warp * 16;
+    const int key0 = tile_pos(t) + warp * 16;
     if (key0 >= w.kv_end || key0 + 16 <= key_lo) continue;  // nothing of this warp's 16 keys
     const char* k_src = k_stage(t % kStages) + warp * 16 * kD * sizeof(TKV);
     const char* v_src = v_stage(t % kStages) + warp * 16 * kD * sizeof(TKV);

@@ -115,7 +115,15 @@ FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w,
   int32_t* counter = p.merge_counters + w.merge * DecodeHeadTiles(p) + head_tile;
   if (threadIdx.x == 0) {
     is_last = atomicAdd(counter, 1) == item.num_partials - 1;
-    if (is_last) *counter = 0;  // every other CTA of this group has counted
+    if (is_last) {
+      *counter = 0;  // every other CTA of this group has counted
+      if constexpr (V::kSteal) {
+        // ... and has made its last claim: the request's claim words return to 0.
+        for (int j = 0; j + 1 < item.num_partials; j += 2)
+          p.claims[static_cast<int64_t>(item.first_partial + j) * DecodeHeadTiles(p) + head_tile] =
+              0;
+      }
+    }
   }
   __syncthreads();
   if (!is_last) return;

@@ -29,6 +29,14 @@ struct DecodeWorkItem {
   int32_t merge;    // the request's merge item when split (fused merge), else -1
   int32_t pad_;
 };
+// Pair stealing (kSteal variants): DecodeWorkItem::pad_ = role | region tiles << 2. Two
+// neighbouring chunks of a split request share `region` tiles around their boundary: the front
+// item's [kv_start, kv_end) ends region / 2 tiles past the boundary, the back item's starts
+// region / 2 tiles before it; each CTA runs its own tiles outside the region first (the front
+// ascending from kv_start, the back descending from its last tile), then claims the region's
+// tiles kDecodeStealSpan at a time from its own end (DecodeParams::claims), until the two meet.
+// Role 0: a plain item.
+constexpr int kDecodeStealFront = 1, kDecodeStealBack = 2, kDecodeStealSpan = 2;
 static_assert(sizeof(DecodeWorkItem) == 32, "DecodeWorkItem layout is shared with the host");
 
 struct DecodeMergeItem {
@@ -110,8 +118,13 @@ struct DecodeParams {
   // Diagnostic variants only (stamps = true): per CTA (blockIdx.x + blockIdx.y * gridDim.x),
   // kDecodeStampWords 64-bit words (see DecodeStamp). Unused by every other variant.
   unsigned long long* stamps;
+  // Pair stealing (variants with kSteal; session 12): one 64-bit claim word per (pair of
+  // neighbouring chunks of a split request, head tile), at [front partial slot, head tile]: tiles
+  // of the pair's shared region claimed by the front CTA (low 32 bits) and the back CTA (high 32).
+  // Start at 0 and are left at 0 (the merging CTA clears its request's words). See DecodeSteal.
+  unsigned long long* claims;
 };
-FLASHJIT_CHECK_PARAMS(DecodeParams, 312);
+FLASHJIT_CHECK_PARAMS(DecodeParams, 320);
 
 // The words a stamps variant writes per CTA: %globaltimer (ns) at entry, after the prologue's
 // copies were issued, when the first tile had landed, and at the end; then the SM clock's

@@ -385,5 +385,83 @@ TEST_CASE("decode persistent plan assigns every unit once, balanced and determin
   CHECK_FALSE(ops::DefaultPersistent(264, 16, 264));
 }
 
+// Pair stealing (session 12): the marked pairs' widened ranges overlap by exactly their region,
+// which lies inside the request, holds whole tiles only and never its last tile; each side keeps
+// at least min_own tiles of its own; unpaired and unsplit items and cluster plans stay unmarked.
+TEST_CASE("decode schedule marks pairs of neighbouring chunks for stealing", "[decode]") {
+  constexpr int kTile = attention::kDecodeTileKV;
+  ops::DecodeScheduleLimits limits;
+  limits.ctas_per_item = 8;
+  limits.slots = 264;
+  limits.sms = 132;
+  limits.lone_tile_cost = 0.55;
+  limits.max_cluster = 8;
+  limits.max_items = ops::DecodeMaxItems(16, limits);
+  // The bench's B=16 L=32k: two chunks of 16384 keys a request, 32-tile halves of the region.
+  auto s = ops::BuildDecodeSchedule(std::vector<ops::DecodeRequest>(16, {0, 32768, 0}), limits);
+  REQUIRE(s.chunk == 16384);
+  REQUIRE(s.cluster == 0);
+  const auto before = s.work;
+  CHECK(ops::MarkDecodeStealPairs(s, 5) == 16);
+  std::map<int, attention::DecodeWorkItem> by_partial;
+  for (const auto& w : s.work) by_partial[w.partial] = w;
+  for (const auto& m : s.merge) {
+    const auto& f = by_partial[m.first_partial];
+    const auto& b = by_partial[m.first_partial + 1];
+    CHECK((f.pad_ & 3) == attention::kDecodeStealFront);
+    CHECK((b.pad_ & 3) == attention::kDecodeStealBack);
+    CHECK(f.pad_ >> 2 == 64);
+    CHECK(b.pad_ >> 2 == 64);
+    CHECK(f.kv_start == 0);
+    CHECK(f.kv_end == 16384 + 32 * kTile);
+    CHECK(b.kv_start == 16384 - 32 * kTile);
+    CHECK(b.kv_end == 32768);
+  }
+  // Ragged lengths, a window, an odd number of chunks: the last chunk of an odd count stays
+  // plain; regions hold whole tiles from the request's first visible key, never the last tile.
+  limits.max_items = ops::DecodeMaxItems(4, limits);
+  std::vector<ops::DecodeRequest> ragged = {{0, 30000, 0}, {0, 1, 0}, {0, 29000, 977}, {0, 0, 0}};
+  auto r = ops::BuildDecodeSchedule(ragged, limits);
+  REQUIRE(r.cluster == 0);
+  const auto plain = r.work;
+  const int pairs = ops::MarkDecodeStealPairs(r, 6);
+  CHECK(pairs > 0);
+  int fronts = 0, backs = 0;
+  for (size_t i = 0; i < r.work.size(); ++i) {
+    const auto& w = r.work[i];
+    const auto& p = plain[i];
+    const int role = w.pad_ & 3, region = w.pad_ >> 2;
+    const int kv_start = ragged[w.request].kv_start;
+    if (role == 0) {
+      CHECK(w.kv_start == p.kv_start);
+      CHECK(w.kv_end == p.kv_end);
+      continue;
+    }
+    CHECK(region % 2 == 0);
+    CHECK(region >= 2);
+    if (role == attention::kDecodeStealFront) {
+      ++fronts;
+      CHECK(w.kv_start == p.kv_start);
+      CHECK(w.kv_end == p.kv_end + region / 2 * kTile);
+      CHECK((p.kv_end - kv_start) % kTile == 0);
+      CHECK((p.kv_end - p.kv_start) / kTile - region / 2 >= 6);
+    } else {
+      ++backs;
+      CHECK(w.kv_end == p.kv_end);
+      CHECK(w.kv_start == p.kv_start - region / 2 * kTile);
+      CHECK((p.kv_end - p.kv_start + kTile - 1) / kTile - region / 2 >= 6);
+      CHECK(w.kv_end <= w.kv_len);
+    }
+  }
+  CHECK(fronts == pairs);
+  CHECK(backs == pairs);
+  // Too short to keep min_own tiles of their own: nothing marked; cluster plans: nothing.
+  auto short_pairs = ops::BuildDecodeSchedule(ragged, limits);
+  CHECK(ops::MarkDecodeStealPairs(short_pairs, 1000) == 0);
+  auto cl = ops::BuildDecodeSchedule(std::vector<ops::DecodeRequest>(16, {0, 4096, 0}), limits);
+  REQUIRE(cl.cluster > 1);
+  CHECK(ops::MarkDecodeStealPairs(cl, 2) == 0);
+}
+
 }  // namespace
 }  // namespace flashjit

@@ -53,6 +53,8 @@ std::string ShapeKey(const Shape& s) {
 // grid: 0 = one CTA per (item, head tile), 1 = every plan that does not cluster, auto = default).
 // --fast-index 0|1|auto: sets FLASHJIT_DECODE_FAST_INDEX (session 11's A/B: the CTA's item and
 // head tile from the launch's divisors; auto = the default: plans with more CTAs than slots).
+// --steal 0|1|auto: sets FLASHJIT_DECODE_STEAL (session 12: pair stealing in plans whose split
+// requests are merged by their last CTA; auto = the default).
 // --max-batch N: the wrapper's max_batch_size is max(B, N) instead of B (session 12: a larger
 // workspace, so that FLASHJIT_DECODE_CHUNK may force plans of more work items than
 // DecodeMaxItems(B) allows, e.g. chunks of 2048 keys at B=16 L=32k).
@@ -90,6 +92,8 @@ Options ParseOptions(int argc, char** argv) {
       SetKnob("FLASHJIT_DECODE_PERSISTENT", argv[++i]);
     if (!std::strcmp(argv[i], "--max-batch") && i + 1 < argc) o.max_batch = std::atoi(argv[++i]);
     if (!std::strcmp(argv[i], "--layout") && i + 1 < argc) o.hnd = !std::strcmp(argv[++i], "hnd");
+    if (!std::strcmp(argv[i], "--steal") && i + 1 < argc)
+      SetKnob("FLASHJIT_DECODE_STEAL", argv[++i]);
     if (!std::strcmp(argv[i], "--fast-index") && i + 1 < argc)
       SetKnob("FLASHJIT_DECODE_FAST_INDEX", argv[++i]);
     if (!std::strcmp(argv[i], "--stamps") && i + 1 < argc) {

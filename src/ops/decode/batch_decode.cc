@@ -23,8 +23,8 @@ struct BatchDecode::State {
   int q_tiles = 1;
   ops::DecodeScheduleLimits limits;
   int32_t cap_items = 0, cap_merge = 0, cap_units = 0;
-  size_t off_work = 16, off_merge = 0, off_count = 0, off_units = 0, off_plse = 0, off_po = 0,
-         total = 0;
+  size_t off_work = 16, off_merge = 0, off_count = 0, off_claims = 0, off_units = 0, off_plse = 0,
+         off_po = 0, total = 0;
   // 16-bit KV (and, in graph mode, the forced mode): plans may take the persistent kernel.
   bool persistent_ok = false;
   ops::DecodePersistentMode persistent_mode = ops::kPersistentAuto;  // at Create
@@ -99,8 +99,11 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   // Units: every (item, head tile) once; the kernel also reads the entry of each CTA of the
   // grid, at most cap_items x CTAs per item in graph mode.
   s->cap_units = s->persistent_ok ? s->cap_items * s->limits.ctas_per_item : 0;
-  s->off_units =
+  // Pair stealing's claim words: one per (partial slot, head tile), zeroed with the counters.
+  s->off_claims =
       Align16(s->off_count + size_t(s->cap_merge) * s->limits.ctas_per_item * sizeof(int32_t));
+  s->off_units =
+      Align16(s->off_claims + size_t(s->cap_items) * s->limits.ctas_per_item * sizeof(uint64_t));
   s->off_plse = Align16(s->off_units + size_t(s->cap_units) * sizeof(attention::DecodeUnit));
   s->off_po = Align16(s->off_plse + size_t(s->cap_items) * c.num_qo_heads * sizeof(float));
   s->total = s->off_po + size_t(s->cap_items) * c.num_qo_heads * c.head_dim * sizeof(float);
@@ -175,7 +178,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
       max_page = std::max<int64_t>(max_page, kv_indices[i]);
     }
   }
-  const ops::DecodeSchedule sched = ops::BuildDecodeSchedule(requests, s.limits);
+  ops::DecodeSchedule sched = ops::BuildDecodeSchedule(requests, s.limits);
   if (static_cast<int32_t>(sched.work.size()) > s.cap_items)
     return Status::Internal(fmt::format("decode plan: {} work items exceed the capacity {}",
                                         sched.work.size(), s.cap_items));
@@ -208,6 +211,10 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   if (ops::DecodeFastIndexMode() == ops::kFastIndexAuto && !c.cuda_graph && !persistent &&
       n_units > s.limits.slots)
     spec.fast_index = 1;
+  // Pair stealing (ops::DecodeSteal): plans merged by their last CTA, one CTA per unit, outside
+  // graph mode (a captured launch keeps one kernel).
+  if (ops::DecodeSteal() && !c.cuda_graph && !persistent && ops::MarkDecodeStealPairs(sched, spec.stages + 2) > 0)
+    spec.steal = 1;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(*s.engine, spec, c.device));
   // Header, work and merge items, zeroed counters, and the units of a persistent plan.
   const size_t bytes = s.off_units + units.units.size() * sizeof(attention::DecodeUnit);
@@ -315,6 +322,7 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   p.partial_o = reinterpret_cast<float*>(s.workspace + s.off_po);
   p.merge_items = reinterpret_cast<const attention::DecodeMergeItem*>(s.workspace + s.off_merge);
   p.merge_counters = reinterpret_cast<int32_t*>(s.workspace + s.off_count);
+  p.claims = reinterpret_cast<unsigned long long*>(s.workspace + s.off_claims);
   if (s.persistent_ok) {
     p.persistent_ctas = reinterpret_cast<const int32_t*>(s.workspace) + 2;
     p.units = reinterpret_cast<const attention::DecodeUnit*>(s.workspace + s.off_units);

@@ -167,7 +167,7 @@ DecodePersistentMode DecodePersistent() {
 namespace {
 std::atomic<int> g_pdl_test{-1};
 std::atomic<unsigned long long*> g_stamps{nullptr};
-std::atomic<int> g_stamps_test{-1}, g_fast_index_test{-1};
+std::atomic<int> g_stamps_test{-1}, g_fast_index_test{-1}, g_steal_test{-1};
 std::atomic<int64_t> g_stamps_ctas{0};
 }  // namespace
 
@@ -198,6 +198,18 @@ int DecodeFastIndexMode() {
 void SetDecodeFastIndexForTesting(int mode) {
   g_fast_index_test.store(mode < 0 ? -1 : (mode ? 1 : 0));
 }
+
+bool DecodeSteal() {
+  const int forced = g_steal_test.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced != 0;
+  static const bool kOn = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_STEAL");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  return kOn;
+}
+
+void SetDecodeStealForTesting(int mode) { g_steal_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
 
 void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas) {
   g_stamps_ctas.store(device_buffer ? ctas : 0);

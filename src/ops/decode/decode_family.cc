@@ -28,6 +28,9 @@ const spec::OpFamily* DecodeFamily() {
         spec::BoolField("rope", false, "rope", "RoPE on q and k inside the kernel"),
         spec::BoolField("fast_index", false, "fix",
                         "CTA item and head tile from launch-computed divisors"),
+        spec::BoolField("steal", false, "stl",
+                        "pair stealing: neighbouring chunks of a split request share the tiles "
+                        "around their boundary"),
         spec::BoolField("stamps", false, "stamp",
                         "diagnostic: per-CTA %globaltimer / clock stamps into params.stamps"),
     };
@@ -59,11 +62,12 @@ const spec::OpFamily* DecodeFamily() {
           "  static constexpr int kHeadDim = {};\n  static constexpr int kStages = {};\n"
           "  static constexpr bool kSoftCap = {};\n  static constexpr bool kAlibi = {};\n"
           "  static constexpr bool kRope = {};\n  static constexpr bool kStamps = {};\n"
-          "  static constexpr bool kFastIndex = {};\n",
+          "  static constexpr bool kFastIndex = {};\n  static constexpr bool kSteal = {};\n",
           spec::CxxType(s["dtype_q"].get<std::string>()),
           spec::CxxType(s["dtype_kv"].get<std::string>()), s["head_dim"].get<int>(),
           s["stages"].get<int>(), s["soft_cap"].get<bool>(), s["alibi"].get<bool>(),
-          s["rope"].get<bool>(), s["stamps"].get<bool>(), s["fast_index"].get<bool>());
+          s["rope"].get<bool>(), s["stamps"].get<bool>(), s["fast_index"].get<bool>(),
+          s["steal"].get<bool>());
     };
     return f;
   }();
@@ -84,6 +88,7 @@ Result<VariantSpec> DecodeSpec::ToVariant() const {
                                      {"alibi", alibi != 0},
                                      {"rope", rope != 0},
                                      {"fast_index", fast_index != 0},
+                                     {"steal", steal != 0},
                                      {"stamps", stamps != 0}});
 }
 

@@ -133,6 +133,33 @@ DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
   return s;
 }
 
+int MarkDecodeStealPairs(DecodeSchedule& s, int min_own) {
+  if (s.cluster > 1 || s.merge.empty()) return 0;
+  std::vector<int32_t> by_partial(s.num_partials, -1);  // partial slot -> index in s.work
+  for (size_t i = 0; i < s.work.size(); ++i)
+    if (s.work[i].partial >= 0) by_partial[s.work[i].partial] = static_cast<int32_t>(i);
+  int pairs = 0;
+  for (const attention::DecodeMergeItem& m : s.merge) {
+    for (int j = 0; j + 1 < m.num_partials; j += 2) {
+      const int32_t fi = by_partial[m.first_partial + j], bi = by_partial[m.first_partial + j + 1];
+      if (fi < 0 || bi < 0) continue;
+      attention::DecodeWorkItem& f = s.work[fi];
+      attention::DecodeWorkItem& b = s.work[bi];
+      const int64_t ft = (f.kv_end - f.kv_start) / kTile;  // the front chunk: whole tiles
+      const int64_t bt = (b.kv_end - b.kv_start + kTile - 1) / kTile;
+      if (f.kv_end != b.kv_start || (f.kv_end - f.kv_start) % kTile != 0) continue;
+      const int64_t d = std::max<int64_t>(1, std::min(ft, bt) / 8);
+      if (ft - d < min_own || bt - d < min_own) continue;
+      f.kv_end += static_cast<int32_t>(d * kTile);
+      b.kv_start -= static_cast<int32_t>(d * kTile);
+      f.pad_ = attention::kDecodeStealFront | static_cast<int32_t>(2 * d) << 2;
+      b.pad_ = attention::kDecodeStealBack | static_cast<int32_t>(2 * d) << 2;
+      ++pairs;
+    }
+  }
+  return pairs;
+}
+
 DecodePersistentPlan AssignDecodeUnits(const std::vector<attention::DecodeWorkItem>& work,
                                        int ctas_per_item, int ctas) {
   DecodePersistentPlan plan;

@@ -86,6 +86,16 @@ DecodePersistentPlan AssignDecodeUnits(const std::vector<attention::DecodeWorkIt
 // work per CTA.
 bool DefaultPersistent(int64_t units, int64_t longest_unit_tiles, int slots);
 
+// Pair stealing (DecodeSteal, kernel variants with kSteal): marks each two neighbouring chunks
+// (partial slots first + 2j, first + 2j + 1) of the split requests of `schedule` (merged by their
+// last CTA, not by a cluster) whose chunks have at least min_own + 1 tiles each: the front item's
+// range grows by d = min(front tiles, back tiles) / 8 tiles (at least 1) past the boundary, the
+// back item's by d before it, and pad_ = role | 2d << 2 (attention::kDecodeStealFront / Back).
+// Each side keeps at least min_own tiles outside the region (the kernel needs more than its
+// pipeline's depth: stages + 2), and the region never holds a request's last (possibly partial)
+// tile. Returns the number of pairs marked.
+int MarkDecodeStealPairs(DecodeSchedule& schedule, int min_own);
+
 // Work items a plan may produce for up to `max_batch` requests (the workspace capacity).
 int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits);
 

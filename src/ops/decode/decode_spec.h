@@ -21,6 +21,8 @@ struct DecodeSpec {
   uint8_t rope = 0;
   uint8_t stamps = 0;      // diagnostic: per-CTA timestamps into DecodeParams::stamps
   uint8_t fast_index = 0;  // item and head tile from the launch's divisors (DecodeFastIndex)
+  uint8_t steal = 0;       // pair stealing (DecodeSteal; set by BatchDecode::Plan)
+  uint8_t reserved_ = 0;   // typed specs have no padding (their bytes are the key)
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -48,6 +50,15 @@ int DecodeFastIndexMode();
 // Tests: 1 / 0 force the form on / off for plans made from now on; < 0 restores the knob.
 void SetDecodeFastIndexForTesting(int mode);
 void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas);
+// Pair stealing (session 12, variant field `steal`): in a batch plan whose split requests are
+// merged by their last CTA (not clusters, not persistent, not graph mode), each two neighbouring
+// chunks of a request share the tiles around their boundary (region = 2 x min(chunk tiles) / 8,
+// each side keeping at least 6 tiles of its own), which the two CTAs claim kDecodeStealSpan
+// tiles at a time from either end, so that the CTA that runs faster takes more of them. Knob
+// FLASHJIT_DECODE_STEAL: 0 = off; unset or 1 = on where the plan allows it.
+bool DecodeSteal();
+// Tests: 1 / 0 force the form on / off for plans made from now on; < 0 restores the knob.
+void SetDecodeStealForTesting(int mode);
 
 // Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
 int DecodeStages(int head_dim, int kv_bytes);

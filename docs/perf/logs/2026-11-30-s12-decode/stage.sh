@@ -6,17 +6,17 @@ set -e
 B=build-decode; S=build-decode-stage
 cmake --build $B -j2 --target flashjit_gpu_tests flashjit flashjit_bench_decode | tail -1
 export FLASHJIT_CACHE_DIR=$PWD/$B/gpu-cache FLASHJIT_ARCH=sm_90a
-source docs/perf/logs/2026-11-30-s12-decode/forms.sh
+source docs/perf/logs/2026-11-30-s12-decode/${FORMS_FILE:-forms.sh}
 count() { python3 -c "import sqlite3;print(sqlite3.connect('$B/gpu-cache/kernels.db').execute('select count(*) from kernels').fetchone()[0])"; }
 for pass in 1 2; do
   FLASHJIT_DRY_RUN=1 $B/tests/flashjit_gpu_tests "[decode]" | tail -1
   for f in "${FORMS[@]}"; do
-    set -- $f; chunk=$2; shapes=$3; extra=${4:-}
-    FLASHJIT_DECODE_CHUNK=$chunk $B/tools/bench/flashjit_bench_decode --dry-run --shapes $shapes $extra > /dev/null
+    set -- $f; chunk=$2; shapes=$3; shift 3
+    FLASHJIT_DECODE_CHUNK=$chunk $B/tools/bench/flashjit_bench_decode --dry-run --shapes $shapes "$@" > /dev/null
   done
   for f in "${STAMPS[@]}"; do
     set -- $f
-    FLASHJIT_DECODE_CHUNK=$2 $B/tools/bench/flashjit_bench_decode --dry-run --shapes $3 --stamps /tmp/dry-stamps.txt > /dev/null
+    chunk=$2; shapes=$3; shift 3; FLASHJIT_DECODE_CHUNK=$chunk $B/tools/bench/flashjit_bench_decode --dry-run --shapes $shapes --stamps /tmp/dry-stamps.txt "$@" > /dev/null
   done
   echo "pass $pass: kernels $(count)"
 done
