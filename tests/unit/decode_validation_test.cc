@@ -402,7 +402,12 @@ TEST_CASE("decode schedule marks pairs of neighbouring chunks for stealing", "[d
   REQUIRE(s.chunk == 16384);
   REQUIRE(s.cluster == 0);
   const auto before = s.work;
-  CHECK(ops::MarkDecodeStealPairs(s, 5) == 16);
+  {
+    auto too_short = s;  // the default rule's floor: chunks of at least 64 tiles (here 256)
+    CHECK(ops::MarkDecodeStealPairs(too_short, 5, 257) == 0);
+    for (size_t i = 0; i < too_short.work.size(); ++i) CHECK(too_short.work[i].pad_ == 0);
+  }
+  CHECK(ops::MarkDecodeStealPairs(s, 5, 256) == 16);
   std::map<int, attention::DecodeWorkItem> by_partial;
   for (const auto& w : s.work) by_partial[w.partial] = w;
   for (const auto& m : s.merge) {

@@ -211,9 +211,15 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   if (ops::DecodeFastIndexMode() == ops::kFastIndexAuto && !c.cuda_graph && !persistent &&
       n_units > s.limits.slots)
     spec.fast_index = 1;
-  // Pair stealing (ops::DecodeSteal): plans merged by their last CTA, one CTA per unit, outside
-  // graph mode (a captured launch keeps one kernel).
-  if (ops::DecodeSteal() && !c.cuda_graph && !persistent && ops::MarkDecodeStealPairs(sched, spec.stages + 2) > 0)
+  // Pair stealing (ops::DecodeStealMode): plans merged by their last CTA, one CTA per unit,
+  // outside graph mode (a captured launch keeps one kernel); by default only 16-bit KV plans of
+  // one wave with chunks of at least kDecodeStealAutoTiles tiles (where it was measured to win).
+  const int steal_mode = ops::DecodeStealMode();
+  const bool steal_auto =
+      steal_mode == ops::kStealAuto && DTypeBytes(c.kv_dtype) == 2 && n_units <= s.limits.slots;
+  if ((steal_mode == ops::kStealAlways || steal_auto) && !c.cuda_graph && !persistent &&
+      ops::MarkDecodeStealPairs(sched, spec.stages + 2,
+                                steal_auto ? ops::kDecodeStealAutoTiles : 0) > 0)
     spec.steal = 1;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(*s.engine, spec, c.device));
   // Header, work and merge items, zeroed counters, and the units of a persistent plan.

@@ -199,14 +199,16 @@ void SetDecodeFastIndexForTesting(int mode) {
   g_fast_index_test.store(mode < 0 ? -1 : (mode ? 1 : 0));
 }
 
-bool DecodeSteal() {
+int DecodeStealMode() {
   const int forced = g_steal_test.load(std::memory_order_relaxed);
-  if (forced >= 0) return forced != 0;
-  static const bool kOn = [] {
+  if (forced >= 0) return forced;
+  static const int kMode = [] {
     const char* v = std::getenv("FLASHJIT_DECODE_STEAL");
-    return !(v && std::strcmp(v, "0") == 0);
+    if (v && std::strcmp(v, "0") == 0) return int(kStealNever);
+    if (v && std::strcmp(v, "1") == 0) return int(kStealAlways);
+    return int(kStealAuto);
   }();
-  return kOn;
+  return kMode;
 }
 
 void SetDecodeStealForTesting(int mode) { g_steal_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }

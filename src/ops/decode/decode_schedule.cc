@@ -133,7 +133,7 @@ DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
   return s;
 }
 
-int MarkDecodeStealPairs(DecodeSchedule& s, int min_own) {
+int MarkDecodeStealPairs(DecodeSchedule& s, int min_own, int min_tiles) {
   if (s.cluster > 1 || s.merge.empty()) return 0;
   std::vector<int32_t> by_partial(s.num_partials, -1);  // partial slot -> index in s.work
   for (size_t i = 0; i < s.work.size(); ++i)
@@ -149,7 +149,7 @@ int MarkDecodeStealPairs(DecodeSchedule& s, int min_own) {
       const int64_t bt = (b.kv_end - b.kv_start + kTile - 1) / kTile;
       if (f.kv_end != b.kv_start || (f.kv_end - f.kv_start) % kTile != 0) continue;
       const int64_t d = std::max<int64_t>(1, std::min(ft, bt) / 8);
-      if (ft - d < min_own || bt - d < min_own) continue;
+      if (ft - d < min_own || bt - d < min_own || std::min(ft, bt) < min_tiles) continue;
       f.kv_end += static_cast<int32_t>(d * kTile);
       b.kv_start -= static_cast<int32_t>(d * kTile);
       f.pad_ = attention::kDecodeStealFront | static_cast<int32_t>(2 * d) << 2;

@@ -93,8 +93,9 @@ bool DefaultPersistent(int64_t units, int64_t longest_unit_tiles, int slots);
 // back item's by d before it, and pad_ = role | 2d << 2 (attention::kDecodeStealFront / Back).
 // Each side keeps at least min_own tiles outside the region (the kernel needs more than its
 // pipeline's depth: stages + 2), and the region never holds a request's last (possibly partial)
-// tile. Returns the number of pairs marked.
-int MarkDecodeStealPairs(DecodeSchedule& schedule, int min_own);
+// tile; pairs whose shorter chunk has fewer than min_tiles tiles stay plain. Returns the number
+// of pairs marked.
+int MarkDecodeStealPairs(DecodeSchedule& schedule, int min_own, int min_tiles = 0);
 
 // Work items a plan may produce for up to `max_batch` requests (the workspace capacity).
 int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits);

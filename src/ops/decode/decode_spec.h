@@ -53,11 +53,20 @@ void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas);
 // Pair stealing (session 12, variant field `steal`): in a batch plan whose split requests are
 // merged by their last CTA (not clusters, not persistent, not graph mode), each two neighbouring
 // chunks of a request share the tiles around their boundary (region = 2 x min(chunk tiles) / 8,
-// each side keeping at least 6 tiles of its own), which the two CTAs claim kDecodeStealSpan
-// tiles at a time from either end, so that the CTA that runs faster takes more of them. Knob
-// FLASHJIT_DECODE_STEAL: 0 = off; unset or 1 = on where the plan allows it.
-bool DecodeSteal();
-// Tests: 1 / 0 force the form on / off for plans made from now on; < 0 restores the knob.
+// each side keeping more tiles of its own than the pipeline's depth), which the two CTAs claim
+// kDecodeStealSpan tiles at a time from either end, so that the CTA that runs faster takes more
+// of them (MarkDecodeStealPairs). Knob FLASHJIT_DECODE_STEAL: 0 = never, 1 = every plan that
+// allows it; unset = kStealAuto: 16-bit KV, plans of one wave (work items x head tiles <= the
+// resident slots), pairs whose chunks have at least kDecodeStealAutoTiles tiles. Measured on the
+// H200 (session 12 call 2, bf16 32/8 heads, D 128, three interleaved runs, queued us, off -> on):
+// B=16 L=32k (chunks of 256 tiles) 480.80 -> 477.61, B=16 L=16k (128 tiles) 245.72 -> 244.80;
+// lost where chunks are short or KV is fp8: B=1 L=16k (8 tiles) 27.37 -> 29.43, B=1 L=32k (16)
+// 43.26 -> 44.16, fp8 B=16 L=4k (22) 56.15 -> 58.63, fp8 B=64 L=4k 195.75 -> 202.24, fp8 B=64
+// L=32k (171 tiles, four waves) 1291.3 -> 1333.6 (not understood).
+enum DecodeStealModes { kStealNever = 0, kStealAlways = 1, kStealAuto = 2 };
+constexpr int kDecodeStealAutoTiles = 64;
+int DecodeStealMode();
+// Tests: 1 / 0 force the form (always) / never for plans made from now on; < 0 restores the knob.
 void SetDecodeStealForTesting(int mode);
 
 // Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
