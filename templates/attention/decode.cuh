@@ -432,13 +432,18 @@ __device__ void decode_attention(const DecodeParams& p) {
   else
     loader.Init(p, w, kv_head);
   // Pair stealing (kSteal, role != 0): the CTA's own tiles are the n_tiles outside the shared
-  // region; `open` while claims may add more (each claim's answer is read one tile later, and a
-  // claim goes out while more than kStages tiles are known, so the issue side never runs past
-  // what is known). The back CTA runs its tiles from the last one down.
+  // region; `open` while claims may add more. One claim is out at a time; its answer is read
+  // kLag = V::kStealLag tiles later (`due`), and a claim goes out while at least kStages + kLag
+  // tiles are known, so the issue side never runs past what is known (the plan leaves each side
+  // at least that many tiles of its own; kDecodeStealSpan >= kLag keeps the claims ahead). The
+  // back CTA runs its tiles from the last one down.
+  constexpr int kLag = V::kStealLag;
+  static_assert(kLag >= 1 && kLag <= kDecodeStealSpan, "a claim must cover its lag");
   const int n_max = (w.kv_end - w.kv_start + kTile - 1) / kTile;
   const int role = V::kSteal ? (w.pad_ & 3) : 0;
   int n_tiles = role ? n_max - (w.pad_ >> 2) : n_max;
-  bool open = role != 0, pending = false;
+  bool open = role != 0;
+  int due = -1;  // the iteration that reads the outstanding claim's answer, or -1
   unsigned long long claim_old = 0;  // thread 0: the claim word before its last claim
   unsigned long long* claim_word = nullptr;
   __shared__ int claim_box[2];
@@ -485,7 +490,7 @@ __device__ void decode_attention(const DecodeParams& p) {
   // Main loop: wait for tile t, refill the stage freed by tile t - 1, compute tile t.
   for (int t = 0; t < n_tiles; ++t) {
     if constexpr (V::kSteal) {
-      if (pending && threadIdx.x == 0) {  // the region's tiles the last claim got
+      if (due == t && threadIdx.x == 0) {  // the region's tiles the last claim got
         const int lo = static_cast<int>(claim_old & 0xffffffffu);
         const int hi = static_cast<int>(claim_old >> 32);
         claim_box[t & 1] = min(kDecodeStealSpan, max(0, (w.pad_ >> 2) - lo - hi));
@@ -497,19 +502,19 @@ __device__ void decode_attention(const DecodeParams& p) {
       if (t == 0 && threadIdx.x == 0) stamp.Mark(2);
     }
     if constexpr (V::kSteal) {
-      if (pending) {
+      if (due == t) {
         const int got = claim_box[t & 1];
         n_tiles += got;
         open = got == kDecodeStealSpan;
-        pending = false;
+        due = -1;
       }
-      if (open && n_tiles - t <= kStages + kDecodeStealSpan) {
+      if (open && due < 0 && n_tiles - t <= kStages + kDecodeStealSpan + kLag - 1) {
         if (threadIdx.x == 0)
           claim_old =
               atomicAdd(claim_word, role == kDecodeStealFront
                                         ? static_cast<unsigned long long>(kDecodeStealSpan)
                                         : static_cast<unsigned long long>(kDecodeStealSpan) << 32);
-        pending = true;
+        due = t + kLag;
       }
     }
     const int next = t + kStages - 1;

@@ -211,6 +211,14 @@ int DecodeStealMode() {
   return kMode;
 }
 
+int DecodeStealLag() {
+  static const int kLag = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_STEAL_LAG");
+    return v && std::strcmp(v, "2") == 0 ? 2 : 1;
+  }();
+  return kLag;
+}
+
 void SetDecodeStealForTesting(int mode) { g_steal_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
 
 void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas) {

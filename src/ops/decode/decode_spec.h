@@ -21,7 +21,7 @@ struct DecodeSpec {
   uint8_t rope = 0;
   uint8_t stamps = 0;      // diagnostic: per-CTA timestamps into DecodeParams::stamps
   uint8_t fast_index = 0;  // item and head tile from the launch's divisors (DecodeFastIndex)
-  uint8_t steal = 0;       // pair stealing (DecodeSteal; set by BatchDecode::Plan)
+  uint8_t steal = 0;       // pair stealing: 0 off, else its claim lag (set by BatchDecode::Plan)
   uint8_t reserved_ = 0;   // typed specs have no padding (their bytes are the key)
 
   Result<VariantSpec> ToVariant() const;
@@ -68,6 +68,9 @@ constexpr int kDecodeStealAutoTiles = 64;
 int DecodeStealMode();
 // Tests: 1 / 0 force the form (always) / never for plans made from now on; < 0 restores the knob.
 void SetDecodeStealForTesting(int mode);
+// Pair stealing's claim lag (session 12 round 2): tiles between a claim and the read of its answer
+// (variant field steal_lag2: 2, else 1). Knob FLASHJIT_DECODE_STEAL_LAG (1 or 2; default 1).
+int DecodeStealLag();
 
 // Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
 int DecodeStages(int head_dim, int kv_bytes);
