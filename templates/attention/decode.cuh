@@ -436,9 +436,12 @@ __device__ void decode_attention(const DecodeParams& p) {
   // kLag = V::kStealLag tiles later (`due`), and a claim goes out while at least kStages + kLag
   // tiles are known, so the issue side never runs past what is known (the plan leaves each side
   // at least that many tiles of its own; kDecodeStealSpan >= kLag keeps the claims ahead). The
-  // back CTA runs its tiles from the last one down.
+  // back CTA runs its tiles from the last one down. kStealFine: claims of one tile once at most
+  // kDecodeStealFineLeft of the region's tiles were left at the last answer (a finer meeting).
   constexpr int kLag = V::kStealLag;
   static_assert(kLag >= 1 && kLag <= kDecodeStealSpan, "a claim must cover its lag");
+  static_assert(!V::kStealFine || kLag == 1, "claims of one tile must be answered a tile later");
+  int span = kDecodeStealSpan;  // the next claim's tiles (uniform over the CTA)
   const int n_max = (w.kv_end - w.kv_start + kTile - 1) / kTile;
   const int role = V::kSteal ? (w.pad_ & 3) : 0;
   int n_tiles = role ? n_max - (w.pad_ >> 2) : n_max;
@@ -493,7 +496,9 @@ __device__ void decode_attention(const DecodeParams& p) {
       if (due == t && threadIdx.x == 0) {  // the region's tiles the last claim got
         const int lo = static_cast<int>(claim_old & 0xffffffffu);
         const int hi = static_cast<int>(claim_old >> 32);
-        claim_box[t & 1] = min(kDecodeStealSpan, max(0, (w.pad_ >> 2) - lo - hi));
+        const int left = max(0, (w.pad_ >> 2) - lo - hi);
+        const int got = min(span, left);
+        claim_box[t & 1] = got | (left - got) << 16;
       }
     }
     CpAsyncWait<kStages - 2>();
@@ -503,17 +508,18 @@ __device__ void decode_attention(const DecodeParams& p) {
     }
     if constexpr (V::kSteal) {
       if (due == t) {
-        const int got = claim_box[t & 1];
+        const int box = claim_box[t & 1];
+        const int got = box & 0xffff;
         n_tiles += got;
-        open = got == kDecodeStealSpan;
+        open = got == span;
         due = -1;
+        if constexpr (V::kStealFine) span = (box >> 16) > kDecodeStealFineLeft ? span : 1;
       }
-      if (open && due < 0 && n_tiles - t <= kStages + kDecodeStealSpan + kLag - 1) {
+      if (open && due < 0 && n_tiles - t <= kStages + span + kLag - 1) {
         if (threadIdx.x == 0)
-          claim_old =
-              atomicAdd(claim_word, role == kDecodeStealFront
-                                        ? static_cast<unsigned long long>(kDecodeStealSpan)
-                                        : static_cast<unsigned long long>(kDecodeStealSpan) << 32);
+          claim_old = atomicAdd(claim_word, role == kDecodeStealFront
+                                                ? static_cast<unsigned long long>(span)
+                                                : static_cast<unsigned long long>(span) << 32);
         due = t + kLag;
       }
     }

@@ -218,9 +218,9 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   const bool steal_auto =
       steal_mode == ops::kStealAuto && DTypeBytes(c.kv_dtype) == 2 && n_units <= s.limits.slots;
   if ((steal_mode == ops::kStealAlways || steal_auto) && !c.cuda_graph && !persistent &&
-      ops::MarkDecodeStealPairs(sched, spec.stages + std::max(2, ops::DecodeStealLag()),
+      ops::MarkDecodeStealPairs(sched, spec.stages + 2,
                                 steal_auto ? ops::kDecodeStealAutoTiles : 0) > 0)
-    spec.steal = static_cast<uint8_t>(ops::DecodeStealLag());
+    spec.steal = static_cast<uint8_t>(ops::DecodeStealForm());
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(*s.engine, spec, c.device));
   // Header, work and merge items, zeroed counters, and the units of a persistent plan.
   const size_t bytes = s.off_units + units.units.size() * sizeof(attention::DecodeUnit);

@@ -211,12 +211,14 @@ int DecodeStealMode() {
   return kMode;
 }
 
-int DecodeStealLag() {
-  static const int kLag = [] {
-    const char* v = std::getenv("FLASHJIT_DECODE_STEAL_LAG");
-    return v && std::strcmp(v, "2") == 0 ? 2 : 1;
+int DecodeStealForm() {
+  static const int kForm = [] {
+    const char* lag = std::getenv("FLASHJIT_DECODE_STEAL_LAG");
+    const char* fine = std::getenv("FLASHJIT_DECODE_STEAL_FINE");
+    if (lag && std::strcmp(lag, "2") == 0) return 2;
+    return fine && std::strcmp(fine, "1") == 0 ? 3 : 1;
   }();
-  return kLag;
+  return kForm;
 }
 
 void SetDecodeStealForTesting(int mode) { g_steal_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Stages build-decode for session 12 round 2's device call: the dry runs compile every kernel the
 # call launches (bench_decode in each form of forms.sh, the stamps forms, the decode GPU cases
-# under FLASHJIT_DECODE_STEAL_LAG=2), then the stage copy.
+# under FLASHJIT_DECODE_STEAL_LAG=2, the pair stealing cases under FLASHJIT_DECODE_STEAL_FINE=1), then the stage copy.
 set -e
 B=build-decode; S=build-decode-stage; L=docs/perf/logs/2026-11-30-s12-decode2
 cmake --build $B -j2 --target flashjit_gpu_tests flashjit flashjit_bench_decode | tail -1
@@ -10,13 +10,14 @@ source $L/forms.sh
 count() { python3 -c "import sqlite3;print(sqlite3.connect('$B/gpu-cache/kernels.db').execute('select count(*) from kernels').fetchone()[0])"; }
 for pass in 1 2; do
   FLASHJIT_DECODE_STEAL_LAG=2 FLASHJIT_DRY_RUN=1 $B/tests/flashjit_gpu_tests "[decode]" | tail -1
+  FLASHJIT_DECODE_STEAL_FINE=1 FLASHJIT_DRY_RUN=1 $B/tests/flashjit_gpu_tests "batch decode: pair stealing*" | tail -1
   for f in "${FORMS[@]}"; do
     set -- $f; lag=$2; shapes=$3; shift 3
-    FLASHJIT_DECODE_STEAL_LAG=$lag $B/tools/bench/flashjit_bench_decode --dry-run --shapes $shapes "$@" > /dev/null
+    FLASHJIT_DECODE_STEAL_LAG=${lag%f} FLASHJIT_DECODE_STEAL_FINE=$([ "$lag" = 1f ] && echo 1 || echo 0) $B/tools/bench/flashjit_bench_decode --dry-run --shapes $shapes "$@" > /dev/null
   done
   for f in "${STAMPS[@]}"; do
     set -- $f; lag=$2; shapes=$3; shift 3
-    FLASHJIT_DECODE_STEAL_LAG=$lag $B/tools/bench/flashjit_bench_decode --dry-run --shapes $shapes --stamps /tmp/dry-stamps.txt "$@" > /dev/null
+    FLASHJIT_DECODE_STEAL_LAG=${lag%f} FLASHJIT_DECODE_STEAL_FINE=$([ "$lag" = 1f ] && echo 1 || echo 0) $B/tools/bench/flashjit_bench_decode --dry-run --shapes $shapes --stamps /tmp/dry-stamps.txt "$@" > /dev/null
   done
   echo "pass $pass: kernels $(count)"
 done
