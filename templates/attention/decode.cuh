@@ -432,21 +432,13 @@ __device__ void decode_attention(const DecodeParams& p) {
   else
     loader.Init(p, w, kv_head);
   // Pair stealing (kSteal, role != 0): the CTA's own tiles are the n_tiles outside the shared
-  // region; `open` while claims may add more. One claim is out at a time; its answer is read
-  // kLag = V::kStealLag tiles later (`due`), and a claim goes out while at least kStages + kLag
-  // tiles are known, so the issue side never runs past what is known (the plan leaves each side
-  // at least that many tiles of its own; kDecodeStealSpan >= kLag keeps the claims ahead). The
-  // back CTA runs its tiles from the last one down. kStealFine: claims of one tile once at most
-  // kDecodeStealFineLeft of the region's tiles were left at the last answer (a finer meeting).
-  constexpr int kLag = V::kStealLag;
-  static_assert(kLag >= 1 && kLag <= kDecodeStealSpan, "a claim must cover its lag");
-  static_assert(!V::kStealFine || kLag == 1, "claims of one tile must be answered a tile later");
-  int span = kDecodeStealSpan;  // the next claim's tiles (uniform over the CTA)
+  // region; `open` while claims may add more (each claim's answer is read one tile later, and a
+  // claim goes out while more than kStages tiles are known, so the issue side never runs past
+  // what is known). The back CTA runs its tiles from the last one down.
   const int n_max = (w.kv_end - w.kv_start + kTile - 1) / kTile;
   const int role = V::kSteal ? (w.pad_ & 3) : 0;
   int n_tiles = role ? n_max - (w.pad_ >> 2) : n_max;
-  bool open = role != 0;
-  int due = -1;  // the iteration that reads the outstanding claim's answer, or -1
+  bool open = role != 0, pending = false;
   unsigned long long claim_old = 0;  // thread 0: the claim word before its last claim
   unsigned long long* claim_word = nullptr;
   __shared__ int claim_box[2];
@@ -493,12 +485,10 @@ __device__ void decode_attention(const DecodeParams& p) {
   // Main loop: wait for tile t, refill the stage freed by tile t - 1, compute tile t.
   for (int t = 0; t < n_tiles; ++t) {
     if constexpr (V::kSteal) {
-      if (due == t && threadIdx.x == 0) {  // the region's tiles the last claim got
+      if (pending && threadIdx.x == 0) {  // the region's tiles the last claim got
         const int lo = static_cast<int>(claim_old & 0xffffffffu);
         const int hi = static_cast<int>(claim_old >> 32);
-        const int left = max(0, (w.pad_ >> 2) - lo - hi);
-        const int got = min(span, left);
-        claim_box[t & 1] = got | (left - got) << 16;
+        claim_box[t & 1] = min(kDecodeStealSpan, max(0, (w.pad_ >> 2) - lo - hi));
       }
     }
     CpAsyncWait<kStages - 2>();
@@ -507,20 +497,19 @@ __device__ void decode_attention(const DecodeParams& p) {
       if (t == 0 && threadIdx.x == 0) stamp.Mark(2);
     }
     if constexpr (V::kSteal) {
-      if (due == t) {
-        const int box = claim_box[t & 1];
-        const int got = box & 0xffff;
+      if (pending) {
+        const int got = claim_box[t & 1];
         n_tiles += got;
-        open = got == span;
-        due = -1;
-        if constexpr (V::kStealFine) span = (box >> 16) > kDecodeStealFineLeft ? span : 1;
+        open = got == kDecodeStealSpan;
+        pending = false;
       }
-      if (open && due < 0 && n_tiles - t <= kStages + span + kLag - 1) {
+      if (open && n_tiles - t <= kStages + kDecodeStealSpan) {
         if (threadIdx.x == 0)
-          claim_old = atomicAdd(claim_word, role == kDecodeStealFront
-                                                ? static_cast<unsigned long long>(span)
-                                                : static_cast<unsigned long long>(span) << 32);
-        due = t + kLag;
+          claim_old =
+              atomicAdd(claim_word, role == kDecodeStealFront
+                                        ? static_cast<unsigned long long>(kDecodeStealSpan)
+                                        : static_cast<unsigned long long>(kDecodeStealSpan) << 32);
+        pending = true;
       }
     }
     const int next = t + kStages - 1;

@@ -37,7 +37,6 @@ struct DecodeWorkItem {
 // tiles kDecodeStealSpan at a time from its own end (DecodeParams::claims), until the two meet.
 // Role 0: a plain item.
 constexpr int kDecodeStealFront = 1, kDecodeStealBack = 2, kDecodeStealSpan = 2;
-constexpr int kDecodeStealFineLeft = 6;  // kStealFine: claims of one tile from here down
 static_assert(sizeof(DecodeWorkItem) == 32, "DecodeWorkItem layout is shared with the host");
 
 struct DecodeMergeItem {

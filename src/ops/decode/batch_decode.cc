@@ -220,7 +220,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   if ((steal_mode == ops::kStealAlways || steal_auto) && !c.cuda_graph && !persistent &&
       ops::MarkDecodeStealPairs(sched, spec.stages + 2,
                                 steal_auto ? ops::kDecodeStealAutoTiles : 0) > 0)
-    spec.steal = static_cast<uint8_t>(ops::DecodeStealForm());
+    spec.steal = 1;
   FLASHJIT_ASSIGN_OR_RETURN(const runtime::Kernel* kernel, KernelFor(*s.engine, spec, c.device));
   // Header, work and merge items, zeroed counters, and the units of a persistent plan.
   const size_t bytes = s.off_units + units.units.size() * sizeof(attention::DecodeUnit);

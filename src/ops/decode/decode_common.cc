@@ -211,16 +211,6 @@ int DecodeStealMode() {
   return kMode;
 }
 
-int DecodeStealForm() {
-  static const int kForm = [] {
-    const char* lag = std::getenv("FLASHJIT_DECODE_STEAL_LAG");
-    const char* fine = std::getenv("FLASHJIT_DECODE_STEAL_FINE");
-    if (lag && std::strcmp(lag, "2") == 0) return 2;
-    return fine && std::strcmp(fine, "1") == 0 ? 3 : 1;
-  }();
-  return kForm;
-}
-
 void SetDecodeStealForTesting(int mode) { g_steal_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
 
 void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas) {

@@ -31,11 +31,6 @@ const spec::OpFamily* DecodeFamily() {
         spec::BoolField("steal", false, "stl",
                         "pair stealing: neighbouring chunks of a split request share the tiles "
                         "around their boundary"),
-        spec::BoolField("steal_lag2", false, "stl2",
-                        "pair stealing: a claim's answer is read two tiles after the claim "
-                        "(one without)"),
-        spec::BoolField("steal_fine", false, "stlf",
-                        "pair stealing: claims of one tile once few of the region's are left"),
         spec::BoolField("stamps", false, "stamp",
                         "diagnostic: per-CTA %globaltimer / clock stamps into params.stamps"),
     };
@@ -67,13 +62,12 @@ const spec::OpFamily* DecodeFamily() {
           "  static constexpr int kHeadDim = {};\n  static constexpr int kStages = {};\n"
           "  static constexpr bool kSoftCap = {};\n  static constexpr bool kAlibi = {};\n"
           "  static constexpr bool kRope = {};\n  static constexpr bool kStamps = {};\n"
-          "  static constexpr bool kFastIndex = {};\n  static constexpr bool kSteal = {};\n"
-          "  static constexpr int kStealLag = {};\n  static constexpr bool kStealFine = {};\n",
+          "  static constexpr bool kFastIndex = {};\n  static constexpr bool kSteal = {};\n",
           spec::CxxType(s["dtype_q"].get<std::string>()),
           spec::CxxType(s["dtype_kv"].get<std::string>()), s["head_dim"].get<int>(),
           s["stages"].get<int>(), s["soft_cap"].get<bool>(), s["alibi"].get<bool>(),
           s["rope"].get<bool>(), s["stamps"].get<bool>(), s["fast_index"].get<bool>(),
-          s["steal"].get<bool>(), s["steal_lag2"].get<bool>() ? 2 : 1, s["steal_fine"].get<bool>());
+          s["steal"].get<bool>());
     };
     return f;
   }();
@@ -95,8 +89,6 @@ Result<VariantSpec> DecodeSpec::ToVariant() const {
                                      {"rope", rope != 0},
                                      {"fast_index", fast_index != 0},
                                      {"steal", steal != 0},
-                                     {"steal_lag2", steal == 2},
-                                     {"steal_fine", steal == 3},
                                      {"stamps", stamps != 0}});
 }
 

@@ -21,7 +21,7 @@ struct DecodeSpec {
   uint8_t rope = 0;
   uint8_t stamps = 0;      // diagnostic: per-CTA timestamps into DecodeParams::stamps
   uint8_t fast_index = 0;  // item and head tile from the launch's divisors (DecodeFastIndex)
-  uint8_t steal = 0;       // pair stealing: 0 off, else DecodeStealForm() (set by the plan)
+  uint8_t steal = 0;       // pair stealing (DecodeSteal; set by BatchDecode::Plan)
   uint8_t reserved_ = 0;   // typed specs have no padding (their bytes are the key)
 
   Result<VariantSpec> ToVariant() const;
@@ -68,11 +68,6 @@ constexpr int kDecodeStealAutoTiles = 64;
 int DecodeStealMode();
 // Tests: 1 / 0 force the form (always) / never for plans made from now on; < 0 restores the knob.
 void SetDecodeStealForTesting(int mode);
-// Pair stealing's claim form (session 12 round 2), DecodeSpec::steal when on: 1 = claims of
-// kDecodeStealSpan tiles answered one tile later; 2 = answered two tiles later (variant field
-// steal_lag2; knob FLASHJIT_DECODE_STEAL_LAG=2); 3 = one tile later, claims of one tile once few
-// of the region's tiles are left (steal_fine; knob FLASHJIT_DECODE_STEAL_FINE=1). Default 1.
-int DecodeStealForm();
 
 // Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
 int DecodeStages(int head_dim, int kv_bytes);
