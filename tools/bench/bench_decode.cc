@@ -54,7 +54,8 @@ std::string ShapeKey(const Shape& s) {
 // --fast-index 0|1|auto: sets FLASHJIT_DECODE_FAST_INDEX (session 11's A/B: the CTA's item and
 // head tile from the launch's divisors; auto = the default: plans with more CTAs than slots).
 // --steal 0|1|auto: sets FLASHJIT_DECODE_STEAL (session 12: pair stealing in plans whose split
-// requests are merged by their last CTA; 1 = every such plan, auto = the default rule).
+// requests are merged by their last CTA; 1 = every such plan, auto = the rule of kStealAuto;
+// unset / 0 = never, the library's default).
 // --max-batch N: the wrapper's max_batch_size is max(B, N) instead of B (session 12: a larger
 // workspace, so that FLASHJIT_DECODE_CHUNK may force plans of more work items than
 // DecodeMaxItems(B) allows, e.g. chunks of 2048 keys at B=16 L=32k).

@@ -212,8 +212,9 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
       n_units > s.limits.slots)
     spec.fast_index = 1;
   // Pair stealing (ops::DecodeStealMode): plans merged by their last CTA, one CTA per unit,
-  // outside graph mode (a captured launch keeps one kernel); by default only 16-bit KV plans of
-  // one wave with chunks of at least kDecodeStealAutoTiles tiles (where it was measured to win).
+  // outside graph mode (a captured launch keeps one kernel); off by default (the output's bits
+  // would vary from run to run), under "auto" only 16-bit KV plans of one wave with chunks of at
+  // least kDecodeStealAutoTiles tiles (where it was measured to win).
   const int steal_mode = ops::DecodeStealMode();
   const bool steal_auto =
       steal_mode == ops::kStealAuto && DTypeBytes(c.kv_dtype) == 2 && n_units <= s.limits.slots;

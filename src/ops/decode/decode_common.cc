@@ -203,10 +203,11 @@ int DecodeStealMode() {
   const int forced = g_steal_test.load(std::memory_order_relaxed);
   if (forced >= 0) return forced;
   static const int kMode = [] {
+    // Unset (or anything else): never, so that a plan's output has the same bits on every run.
     const char* v = std::getenv("FLASHJIT_DECODE_STEAL");
-    if (v && std::strcmp(v, "0") == 0) return int(kStealNever);
     if (v && std::strcmp(v, "1") == 0) return int(kStealAlways);
-    return int(kStealAuto);
+    if (v && std::strcmp(v, "auto") == 0) return int(kStealAuto);
+    return int(kStealNever);
   }();
   return kMode;
 }

@@ -55,14 +55,17 @@ void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas);
 // chunks of a request share the tiles around their boundary (region = 2 x min(chunk tiles) / 8,
 // each side keeping more tiles of its own than the pipeline's depth), which the two CTAs claim
 // kDecodeStealSpan tiles at a time from either end, so that the CTA that runs faster takes more
-// of them (MarkDecodeStealPairs). Knob FLASHJIT_DECODE_STEAL: 0 = never, 1 = every plan that
-// allows it; unset = kStealAuto: 16-bit KV, plans of one wave (work items x head tiles <= the
-// resident slots), pairs whose chunks have at least kDecodeStealAutoTiles tiles. Measured on the
-// H200 (session 12 call 2, bf16 32/8 heads, D 128, three interleaved runs, queued us, off -> on):
-// B=16 L=32k (chunks of 256 tiles) 480.80 -> 477.61, B=16 L=16k (128 tiles) 245.72 -> 244.80;
-// lost where chunks are short or KV is fp8: B=1 L=16k (8 tiles) 27.37 -> 29.43, B=1 L=32k (16)
-// 43.26 -> 44.16, fp8 B=16 L=4k (22) 56.15 -> 58.63, fp8 B=64 L=4k 195.75 -> 202.24, fp8 B=64
-// L=32k (171 tiles, four waves) 1291.3 -> 1333.6 (not understood).
+// of them (MarkDecodeStealPairs). Which CTA runs a region tile depends on timing, so the output's
+// last bits may differ from run to run: off unless asked for. Knob FLASHJIT_DECODE_STEAL: unset /
+// 0 = never (the default: bitwise reproducible), 1 = every plan that allows it, auto =
+// kStealAuto: 16-bit KV, plans of one wave (work items x head tiles <= the resident slots), pairs
+// whose chunks have at least kDecodeStealAutoTiles tiles. Measured on the H200 (bf16 32/8 heads,
+// D 128, queued us, off -> on): B=16 L=32k (chunks of 256 tiles) 480.80 -> 477.61 in session 12's
+// call 2, but 486.70 -> 486.32 and -0.41 in two later calls (about -0.4 us stable); B=16 L=16k
+// (128 tiles) 245.72 -> 244.80, 250.49 -> 249.96; lost where chunks are short or KV is fp8: B=1
+// L=16k (8 tiles) 27.37 -> 29.43, B=1 L=32k (16) 43.26 -> 44.16, fp8 B=16 L=4k (22) 56.15 ->
+// 58.63, fp8 B=64 L=4k 195.75 -> 202.24, fp8 B=64 L=32k (171 tiles, four waves) 1291.3 -> 1333.6
+// (fp8: the variant's longer loop, 746 -> 782 SASS instructions a tile).
 enum DecodeStealModes { kStealNever = 0, kStealAlways = 1, kStealAuto = 2 };
 constexpr int kDecodeStealAutoTiles = 64;
 int DecodeStealMode();
