@@ -132,6 +132,26 @@ BatchDecodeConfig ConfigFor(const BatchCase& c, int max_batch) {
   return cfg;
 }
 
+PlannedCase PlanCase(const BatchCase& c, const PagedCache& pc, const DecodeOptions& options) {
+  const int b = static_cast<int>(c.lens.size());
+  auto wrapper = BatchDecode::Create(TestEngine(), ConfigFor(c, std::max(b, 1)));
+  REQUIRE(wrapper.ok());
+  const size_t ws_bytes = (*wrapper)->WorkspaceBytes();
+  PlannedCase p{std::move(*wrapper), DeviceBuffer(ws_bytes)};
+  const Status s = p.wrapper->Plan(pc.indptr.data(), pc.last_len.data(), b, options, p.ws.data(),
+                                   p.ws.bytes(), nullptr, pc.page_ids.data(), pc.num_pages);
+  INFO(Describe(c) << ": plan " << s.ToString());
+  REQUIRE(s.ok());
+  return p;
+}
+
+PlanHeader DownloadPlanHeader(const DeviceBuffer& ws) {
+  Synchronize();
+  int32_t words[4];  // work items, merge items, persistent CTAs, 0
+  ws.Download(words, sizeof(words));
+  return {words[0], words[1], words[2]};
+}
+
 void RunBatch(BatchCase c, std::mt19937& rng) {
   const int hq = c.num_qo_heads, d = c.head_dim, b = static_cast<int>(c.lens.size());
   PagedCache pc = BuildCache(c, rng);
@@ -152,33 +172,26 @@ void RunBatch(BatchCase c, std::mt19937& rng) {
     sinks_d.assign(s.begin(), s.end());
     c.options.sinks = TensorView::Contiguous(dsinks.data(), DType::kF32, {hq});
   }
-  auto wrapper = BatchDecode::Create(TestEngine(), ConfigFor(c, std::max(b, 1)));
-  REQUIRE(wrapper.ok());
-  DeviceBuffer ws((*wrapper)->WorkspaceBytes());
+  PlannedCase planned = PlanCase(c, pc, c.options);
   const std::string what = Describe(c);
-  Status s = (*wrapper)->Plan(pc.indptr.data(), pc.last_len.data(), b, c.options, ws.data(),
-                              ws.bytes(), nullptr, pc.page_ids.data(), pc.num_pages);
-  INFO(what << ": plan " << s.ToString());
-  REQUIRE(s.ok());
   if (c.expect_persistent >= 0 && !DryRun()) {
-    Synchronize();
-    int32_t header[4];  // num_work, num_merge, persistent CTAs, 0
-    ws.Download(header, sizeof(header));
-    const int64_t units = int64_t(header[0]) * c.num_kv_heads * ((hq / c.num_kv_heads + 15) / 16);
+    const PlanHeader h = DownloadPlanHeader(planned.ws);
+    const int64_t units = int64_t(h.work) * c.num_kv_heads * ((hq / c.num_kv_heads + 15) / 16);
     const int64_t expect =
         c.expect_persistent == 0 ? 0 : std::min<int64_t>(c.expect_persistent, units);
-    INFO(what << ": work items " << header[0] << ", merges " << header[1] << ", persistent CTAs "
-              << header[2]);
-    CHECK(header[2] == expect);
+    INFO(what << ": work items " << h.work << ", merges " << h.merge << ", persistent CTAs "
+              << h.persistent_ctas);
+    CHECK(h.persistent_ctas == expect);
   }
   TensorView tk, tv;
   CacheViews(c, pc, &tk, &tv);
   TensorView tlse =
       c.with_lse ? TensorView::Contiguous(dlse.data(), DType::kF32, {b, hq}) : TensorView{};
-  s = (*wrapper)->Run(TensorView::Contiguous(dq.data(), c.q_dtype, {b, hq, d}), tk, tv,
-                      TensorView::Contiguous(pc.indices.data(), DType::kI32,
-                                             {static_cast<int64_t>(pc.page_ids.size())}),
-                      TensorView::Contiguous(dout.data(), c.q_dtype, {b, hq, d}), tlse);
+  const Status s =
+      planned.wrapper->Run(TensorView::Contiguous(dq.data(), c.q_dtype, {b, hq, d}), tk, tv,
+                           TensorView::Contiguous(pc.indices.data(), DType::kI32,
+                                                  {static_cast<int64_t>(pc.page_ids.size())}),
+                           TensorView::Contiguous(dout.data(), c.q_dtype, {b, hq, d}), tlse);
   INFO(what << ": run " << s.ToString());
   REQUIRE(s.ok());
   Synchronize();

@@ -3,6 +3,7 @@
 // reads, and RunBatch (plan, run, compare with the reference).
 #pragma once
 
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -47,6 +48,21 @@ std::string Describe(const BatchCase& c);
 
 // The wrapper configuration of the case's geometry and dtypes for batches of up to `max_batch`.
 BatchDecodeConfig ConfigFor(const BatchCase& c, int max_batch);
+
+// The case's wrapper (batches of up to max(B, 1)) and workspace, planned for its B requests with
+// `options`; REQUIREs the plan.
+struct PlannedCase {
+  std::unique_ptr<BatchDecode> wrapper;
+  DeviceBuffer ws;
+};
+PlannedCase PlanCase(const BatchCase& c, const PagedCache& pc, const DecodeOptions& options);
+
+// The header Plan() writes at the start of the workspace (read after a sync): the number of work
+// items, of merge items, and the persistent grid's CTAs (0: not persistent).
+struct PlanHeader {
+  int32_t work = 0, merge = 0, persistent_ctas = 0;
+};
+PlanHeader DownloadPlanHeader(const DeviceBuffer& ws);
 
 // Plans and runs the case on fresh random q (and sinks), then compares output and LSE with the
 // fp64 reference; checks the plan's persistent form where the case asks (expect_persistent).

@@ -107,11 +107,9 @@ void GraphReplay(std::mt19937& rng, int forced_ctas) {
     auto [sub, view] = plan(b, cut);
     upload_indices(view);
     if (forced_ctas > 0) {  // the replayed launch runs the persistent form
-      Synchronize();
-      int32_t header[4];
-      ws.Download(header, sizeof(header));
-      INFO("graph plan B=" << b << " cut " << cut << ": persistent CTAs " << header[2]);
-      CHECK(header[2] == std::min(forced_ctas, header[0] * c.num_kv_heads));
+      const PlanHeader h = DownloadPlanHeader(ws);
+      INFO("graph plan B=" << b << " cut " << cut << ": persistent CTAs " << h.persistent_ctas);
+      CHECK(h.persistent_ctas == std::min(forced_ctas, h.work * c.num_kv_heads));
     }
     dout.Fill(0xFF);
     dlse.Fill(0xFF);

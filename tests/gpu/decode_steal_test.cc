@@ -28,29 +28,23 @@ struct ForceSteal {
 void RunStealing(BatchCase c, std::mt19937& rng, int runs, bool expect_pairs) {
   const int hq = c.num_qo_heads, d = c.head_dim, b = static_cast<int>(c.lens.size());
   PagedCache pc = BuildCache(c, rng);
-  auto wrapper = BatchDecode::Create(TestEngine(), ConfigFor(c, b));
-  REQUIRE(wrapper.ok());
-  DeviceBuffer ws((*wrapper)->WorkspaceBytes());
+  PlannedCase planned = PlanCase(c, pc, c.options);
+  BatchDecode& w = *planned.wrapper;
+  DeviceBuffer& ws = planned.ws;
   const std::string what = Describe(c);
-  Status s = (*wrapper)->Plan(pc.indptr.data(), pc.last_len.data(), b, c.options, ws.data(),
-                              ws.bytes(), nullptr, pc.page_ids.data(), pc.num_pages);
-  INFO(what << ": plan " << s.ToString());
-  REQUIRE(s.ok());
   if (!DryRun()) {
-    Synchronize();
-    int32_t header[4];  // num_work, num_merge, persistent CTAs, 0
-    ws.Download(header, sizeof(header));
-    std::vector<attention::DecodeWorkItem> work(std::max(1, header[0]));
+    const PlanHeader h = DownloadPlanHeader(ws);
+    std::vector<attention::DecodeWorkItem> work(std::max(1, h.work));
     std::vector<char> raw(16 + work.size() * sizeof(attention::DecodeWorkItem));
     ws.Download(raw.data(), raw.size());
     std::copy_n(raw.data() + 16, work.size() * sizeof(attention::DecodeWorkItem),
                 reinterpret_cast<char*>(work.data()));
     int front = 0, back = 0;
-    for (int i = 0; i < header[0]; ++i) {
+    for (int i = 0; i < h.work; ++i) {
       front += (work[i].pad_ & 3) == attention::kDecodeStealFront;
       back += (work[i].pad_ & 3) == attention::kDecodeStealBack;
     }
-    INFO(what << ": work items " << header[0] << ", merges " << header[1] << ", pairs " << front);
+    INFO(what << ": work items " << h.work << ", merges " << h.merge << ", pairs " << front);
     CHECK(front == back);
     CHECK((front > 0) == expect_pairs);
   }
@@ -76,15 +70,16 @@ void RunStealing(BatchCase c, std::mt19937& rng, int runs, bool expect_pairs) {
       opts.sinks = TensorView::Contiguous(dsinks.data(), DType::kF32, {hq});
     }
     if (c.huge_negative || c.sinks) {  // options that change the variant need a new plan
-      s = (*wrapper)->Plan(pc.indptr.data(), pc.last_len.data(), b, opts, ws.data(), ws.bytes(),
-                           nullptr, pc.page_ids.data(), pc.num_pages);
-      REQUIRE(s.ok());
+      const Status replanned = w.Plan(pc.indptr.data(), pc.last_len.data(), b, opts, ws.data(),
+                                      ws.bytes(), nullptr, pc.page_ids.data(), pc.num_pages);
+      INFO(what << ": plan " << replanned.ToString());
+      REQUIRE(replanned.ok());
     }
-    s = (*wrapper)->Run(TensorView::Contiguous(dq.data(), c.q_dtype, {b, hq, d}), tk, tv,
-                        TensorView::Contiguous(pc.indices.data(), DType::kI32,
-                                               {static_cast<int64_t>(pc.page_ids.size())}),
-                        TensorView::Contiguous(dout.data(), c.q_dtype, {b, hq, d}),
-                        TensorView::Contiguous(dlse.data(), DType::kF32, {b, hq}));
+    const Status s = w.Run(TensorView::Contiguous(dq.data(), c.q_dtype, {b, hq, d}), tk, tv,
+                           TensorView::Contiguous(pc.indices.data(), DType::kI32,
+                                                  {static_cast<int64_t>(pc.page_ids.size())}),
+                           TensorView::Contiguous(dout.data(), c.q_dtype, {b, hq, d}),
+                           TensorView::Contiguous(dlse.data(), DType::kF32, {b, hq}));
     INFO(what << ": run " << s.ToString());
     REQUIRE(s.ok());
     Synchronize();
