@@ -77,14 +77,10 @@ struct Options {
   }
 };
 
-// A knob option: "auto" leaves the environment variable unset (the library's default), any other
-// value sets it.
-void SetKnob(const char* env, const std::string& value) {
-  if (value == "auto")
-    unsetenv(env);
-  else
-    setenv(env, value.c_str(), 1);
-}
+// A knob option sets its environment variable to the value as given: each knob reads "auto" (like
+// any value it does not name) as its automatic rule, which is also its default when unset, except
+// FLASHJIT_DECODE_STEAL, whose default is never.
+void SetKnob(const char* env, const std::string& value) { setenv(env, value.c_str(), 1); }
 
 Options ParseOptions(int argc, char** argv) {
   Options o;

@@ -7,7 +7,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "src/ops/common/pdl.h"
 #include "src/runtime/driver.h"
@@ -102,13 +104,25 @@ void FillOptionParams(const DecodeOptions& o, int head_dim, attention::DecodePar
   p->sinks = static_cast<const float*>(o.sinks.data);
 }
 
+namespace {
+
+// A tuning knob: the mode of the first choice whose text the environment variable `name` equals;
+// `fallback` when it is unset or equals none of them.
+int EnvMode(const char* name, std::initializer_list<std::pair<const char*, int>> choices,
+            int fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return fallback;
+  for (const auto& [text, mode] : choices)
+    if (std::strcmp(v, text) == 0) return mode;
+  return fallback;
+}
+
+}  // namespace
+
 bool DecodeHeadMajor() {
   // Tuning knob for benchmarks: FLASHJIT_DECODE_ORDER=item launches (item, head tile) as
   // (blockIdx.x, blockIdx.y), the order before session 3.
-  static const bool kHeadMajor = [] {
-    const char* v = std::getenv("FLASHJIT_DECODE_ORDER");
-    return !(v && std::strcmp(v, "item") == 0);
-  }();
+  static const bool kHeadMajor = EnvMode("FLASHJIT_DECODE_ORDER", {{"item", 0}}, 1) != 0;
   return kHeadMajor;
 }
 
@@ -119,12 +133,7 @@ std::atomic<int> g_max_cluster_test{0};
 
 int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_bytes) {
   // 0: never, 1: 16-bit KV at head_dim 128 (default), 2: always.
-  static const int kMode = [] {
-    const char* v = std::getenv("FLASHJIT_DECODE_CLUSTER");
-    if (v && std::strcmp(v, "0") == 0) return 0;
-    if (v && std::strcmp(v, "all") == 0) return 2;
-    return 1;
-  }();
+  static const int kMode = EnvMode("FLASHJIT_DECODE_CLUSTER", {{"0", 0}, {"all", 2}}, 1);
   // Session 5 on the H200: 16-bit KV at D 128 (2 CTAs per SM) gained everywhere it applied; fp8
   // KV at D 128 (3 CTAs per SM, clusters of 3) lost 7-31 %, not understood yet.
   if (kMode == 0 || (kMode == 1 && !(kv_bytes == 2 && head_dim == 128))) return 0;
@@ -155,12 +164,9 @@ int DecodePersistentMaxCtas() { return g_persistent_test_ctas.load(std::memory_o
 DecodePersistentMode DecodePersistent() {
   const int forced = g_persistent_test_mode.load(std::memory_order_relaxed);
   if (forced >= 0) return static_cast<DecodePersistentMode>(forced);
-  static const DecodePersistentMode kMode = [] {
-    const char* v = std::getenv("FLASHJIT_DECODE_PERSISTENT");
-    if (v && std::strcmp(v, "0") == 0) return kPersistentNever;
-    if (v && std::strcmp(v, "1") == 0) return kPersistentAlways;
-    return kPersistentAuto;
-  }();
+  static const auto kMode = static_cast<DecodePersistentMode>(
+      EnvMode("FLASHJIT_DECODE_PERSISTENT", {{"0", kPersistentNever}, {"1", kPersistentAlways}},
+              kPersistentAuto));
   return kMode;
 }
 
@@ -174,10 +180,7 @@ std::atomic<int64_t> g_stamps_ctas{0};
 bool DecodeStamps() {
   const int forced = g_stamps_test.load(std::memory_order_relaxed);
   if (forced >= 0) return forced != 0;
-  static const bool kOn = [] {
-    const char* v = std::getenv("FLASHJIT_DECODE_STAMPS");
-    return v && std::strcmp(v, "1") == 0;
-  }();
+  static const bool kOn = EnvMode("FLASHJIT_DECODE_STAMPS", {{"1", 1}}, 0) != 0;
   return kOn;
 }
 
@@ -186,12 +189,9 @@ void SetDecodeStampsForTesting(int mode) { g_stamps_test.store(mode < 0 ? -1 : (
 int DecodeFastIndexMode() {
   const int forced = g_fast_index_test.load(std::memory_order_relaxed);
   if (forced >= 0) return forced;
-  static const int kMode = [] {
-    const char* v = std::getenv("FLASHJIT_DECODE_FAST_INDEX");
-    if (v && std::strcmp(v, "0") == 0) return int(kFastIndexNever);
-    if (v && std::strcmp(v, "1") == 0) return int(kFastIndexAlways);
-    return int(kFastIndexAuto);
-  }();
+  static const int kMode =
+      EnvMode("FLASHJIT_DECODE_FAST_INDEX", {{"0", kFastIndexNever}, {"1", kFastIndexAlways}},
+              kFastIndexAuto);
   return kMode;
 }
 
@@ -202,13 +202,9 @@ void SetDecodeFastIndexForTesting(int mode) {
 int DecodeStealMode() {
   const int forced = g_steal_test.load(std::memory_order_relaxed);
   if (forced >= 0) return forced;
-  static const int kMode = [] {
-    // Unset (or anything else): never, so that a plan's output has the same bits on every run.
-    const char* v = std::getenv("FLASHJIT_DECODE_STEAL");
-    if (v && std::strcmp(v, "1") == 0) return int(kStealAlways);
-    if (v && std::strcmp(v, "auto") == 0) return int(kStealAuto);
-    return int(kStealNever);
-  }();
+  // Unset (or anything else): never, so that a plan's output has the same bits on every run.
+  static const int kMode =
+      EnvMode("FLASHJIT_DECODE_STEAL", {{"1", kStealAlways}, {"auto", kStealAuto}}, kStealNever);
   return kMode;
 }
 
