@@ -1,6 +1,13 @@
 // Batch decode bandwidth over a paged KV cache: bytes that must move = K + V read.
 // bf16 (and fp8 KV), 32 query / 8 kv heads, head_dim 128, page 16, random page order.
 // Inputs rotate over several page tables when one shape's KV is smaller than the L2 many times.
+// Other configurations (session 13): --configs NAME,... runs named ones (kConfigs below: heads,
+// head_dim, page size, dtype, soft cap, window) over B x L in {1, 16, 64, 256} x {1k, 4k, 16k}
+// (shapes of more than kMaxConfigKVBytes of KV are left out); --hq/--hkv/--head-dim/--page-size/
+// --dtype/--soft-cap/--window set the configuration of the default grid instead (rows then carry
+// the configuration's name "custom"). Bytes = K + V read (a window reads its last window + 1 keys).
+// --plan: prints each shape's plan as BatchDecode::Create/Plan would make it on 132 SMs (host
+// only, also in dry run).
 #include <flashjit/decode.h>
 #include <fmt/format.h>
 
@@ -17,6 +24,8 @@
 #include <vector>
 
 #include "attention/decode_params.cuh"
+#include "src/ops/decode/decode_common.h"
+#include "src/ops/decode/decode_schedule.h"
 #include "src/ops/decode/decode_spec.h"
 #include "src/runtime/driver.h"
 #include "tools/bench/bench_util.h"
@@ -37,14 +46,46 @@ void Upload(void* dst, const void* src, size_t bytes) {
   if (rc != CUDA_SUCCESS) Check(runtime::CudaStatus(rc, "cuMemcpyHtoD"));
 }
 
+// A decode configuration: heads, head_dim, page size, dtypes, logits soft cap, window.
+struct Config {
+  std::string name;  // "" = the benchmark's own (32/8, D 128, page 16, bf16): rows as before
+  int hq = 32, hkv = 8, d = 128, ps = 16;
+  DType q = DType::kBF16;
+  float cap = 0.f;
+  int window = -1;  // window_left: a request reads its last window + 1 keys
+};
+
+// Production configurations (session 13). Heads per GPU under tensor parallelism.
+const std::vector<Config>& NamedConfigs() {
+  static const std::vector<Config> kConfigs = {
+      {"base", 32, 8, 128, 16},                               // the benchmark's shape
+      {"tp8", 8, 1, 128, 16},                                 // Llama-70B over 8 GPUs
+      {"tp4", 16, 2, 128, 16},                                // Llama-70B over 4 GPUs
+      {"qwen7b", 28, 4, 128, 16},                             // group 7
+      {"gemma2", 16, 8, 256, 16, DType::kBF16, 50.f},         // Gemma-2-9B's global layers
+      {"gemma2w", 16, 8, 256, 16, DType::kBF16, 50.f, 4095},  // its local layers (4096 keys)
+      {"mha", 32, 32, 128, 16},                               // group 1 (Llama-2-7B)
+      {"d64", 32, 8, 64, 16},                                 // head_dim 64
+      {"page1", 32, 8, 128, 1},                               // SGLang's default page size
+      {"page64", 32, 8, 128, 64},
+      {"f16", 32, 8, 128, 16, DType::kF16},
+  };
+  return kConfigs;
+}
+
+// Shapes of a configuration run are left out above this much KV (mha at B=256 L=16k: 64 GB).
+constexpr int64_t kMaxConfigKVBytes = int64_t(16) << 30;
+
 struct Shape {
   int b, len;
   DType kv;
+  int cfg = -1;  // index into Options::configs; -1 = the benchmark's own
 };
 
 // The shape's name for --shapes.
 std::string ShapeKey(const Shape& s) {
-  return fmt::format("{}{}x{}", s.kv == DType::kBF16 ? "" : "e4m3:", s.b, s.len);
+  return fmt::format("{}{}x{}", s.kv == DType::kBF16 || s.kv == DType::kF16 ? "" : "e4m3:", s.b,
+                     s.len);
 }
 
 // --shapes LIST: only these shapes, comma-separated: BxL (bf16), e4m3:BxL, sL (single decode).
@@ -72,10 +113,26 @@ struct Options {
   bool hnd = false;
   int max_batch = 0;
   std::string stamps;
-  bool Wants(const std::string& key) const {
-    return shapes.empty() || std::find(shapes.begin(), shapes.end(), key) != shapes.end();
+  std::vector<Config> configs;  // --configs (empty: the default grid on `custom`)
+  Config custom;                // --hq etc.; name "custom" once any of them is given
+  bool plan = false;
+  // A shape key, or CONFIG:KEY for a configuration's shape.
+  bool Wants(const std::string& key, const std::string& cfg = "") const {
+    return shapes.empty() || std::find(shapes.begin(), shapes.end(), key) != shapes.end() ||
+           (!cfg.empty() &&
+            std::find(shapes.begin(), shapes.end(), cfg + ":" + key) != shapes.end());
   }
 };
+
+std::vector<std::string> SplitList(const std::string& list) {
+  std::vector<std::string> out;
+  for (size_t pos = 0; pos <= list.size();) {
+    const size_t end = std::min(list.find(',', pos), list.size());
+    if (end > pos) out.push_back(list.substr(pos, end - pos));
+    pos = end + 1;
+  }
+  return out;
+}
 
 // A knob option sets its environment variable to the value as given: each knob reads "auto" (like
 // any value it does not name) as its automatic rule, which is also its default when unset, except
@@ -97,13 +154,38 @@ Options ParseOptions(int argc, char** argv) {
       o.stamps = argv[++i];
       setenv("FLASHJIT_DECODE_STAMPS", "1", 1);
     }
-    if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) {
-      std::string list = argv[++i];
-      for (size_t pos = 0; pos <= list.size();) {
-        const size_t end = std::min(list.find(',', pos), list.size());
-        if (end > pos) o.shapes.push_back(list.substr(pos, end - pos));
-        pos = end + 1;
+    if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) o.shapes = SplitList(argv[++i]);
+    if (!std::strcmp(argv[i], "--plan")) o.plan = true;
+    if (!std::strcmp(argv[i], "--configs") && i + 1 < argc) {
+      for (const std::string& n : SplitList(argv[++i])) {
+        bool found = false;
+        for (const Config& c : NamedConfigs())
+          if (c.name == n) o.configs.push_back(c), found = true;
+        if (!found) {
+          std::string all;
+          for (const Config& c : NamedConfigs()) all += " " + c.name;
+          throw std::runtime_error(fmt::format("--configs: unknown '{}'; known:{}", n, all));
+        }
       }
+    }
+    auto int_opt = [&](const char* name, int* dst) {
+      if (!std::strcmp(argv[i], name) && i + 1 < argc) {
+        *dst = std::atoi(argv[++i]);
+        o.custom.name = "custom";
+      }
+    };
+    int_opt("--hq", &o.custom.hq);
+    int_opt("--hkv", &o.custom.hkv);
+    int_opt("--head-dim", &o.custom.d);
+    int_opt("--page-size", &o.custom.ps);
+    int_opt("--window", &o.custom.window);
+    if (!std::strcmp(argv[i], "--soft-cap") && i + 1 < argc) {
+      o.custom.cap = float(std::atof(argv[++i]));
+      o.custom.name = "custom";
+    }
+    if (!std::strcmp(argv[i], "--dtype") && i + 1 < argc) {
+      o.custom.q = !std::strcmp(argv[++i], "f16") ? DType::kF16 : DType::kBF16;
+      o.custom.name = "custom";
     }
   }
   return o;
@@ -120,7 +202,7 @@ bench::Timings Time(const std::function<void(int)>& run) { return bench::TimeCal
 // sm-tail = spread of the SMs' last ends; busy = sum over the SMs of (last end - first entry) /
 // (SMs x span); ideal = bytes / 4.6 TB/s.
 void StampShape(const std::function<void(int)>& run, const std::string& path, const Shape& s,
-                double bytes, bool hnd, int copies) {
+                const std::string& label, double bytes, bool hnd, int copies) {
   constexpr int64_t kCtas = 1 << 16;
   constexpr int kW = attention::kDecodeStampWords;
   static void* buf = bench::DeviceAlloc(size_t(kCtas) * kW * 8);
@@ -174,10 +256,9 @@ void StampShape(const std::function<void(int)>& run, const std::string& path, co
         std::fprintf(f,
                      "%s B=%d L=%d %s %s cta %lld sm %d tiles %d t %.3f %.3f %.3f %.3f "
                      "cyc item %.0f wait %.0f issued %.0f landed %.0f end %.0f\n",
-                     s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len, hnd ? "hnd" : "nhd",
-                     mode ? "b2b" : "alone", static_cast<long long>(i), c.sm, c.tiles, c.t[0],
-                     c.t[1], c.t[2], c.t[3], c.item_cyc, c.wait_cyc, c.issue_cyc, c.land_cyc,
-                     c.end_cyc);
+                     label.c_str(), s.b, s.len, hnd ? "hnd" : "nhd", mode ? "b2b" : "alone",
+                     static_cast<long long>(i), c.sm, c.tiles, c.t[0], c.t[1], c.t[2], c.t[3],
+                     c.item_cyc, c.wait_cyc, c.issue_cyc, c.land_cyc, c.end_cyc);
     }
     if (ctas.empty()) continue;
     double span = 0, first_end = 1e30, ghz_num = 0, ghz_den = 0;
@@ -229,55 +310,118 @@ void StampShape(const std::function<void(int)>& run, const std::string& path, co
         "{} distinct) item {:.2f}/{:.2f} wait {:.2f} issued {:.2f}/{:.2f} landed {:.2f}/{:.2f} "
         "first-end {:.2f} sm-tail {:.2f} "
         "busy {:.1f}% (of 132) ideal {:.2f} clk {:.2f} GHz\n",
-        s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len, hnd ? "hnd" : "nhd",
-        mode ? "b2b" : "alone", ctas.size(), sms, max_per_sm, span, mx(starts), starts.size(),
-        distinct, med(items), mx(items), med(waits), med(issued), mx(issued), med(landed),
-        mx(landed), first_end, last_max - last_min, 100.0 * busy / (132.0 * span), bytes / 4.6e6,
-        ghz);
+        label, s.b, s.len, hnd ? "hnd" : "nhd", mode ? "b2b" : "alone", ctas.size(), sms,
+        max_per_sm, span, mx(starts), starts.size(), distinct, med(items), mx(items), med(waits),
+        med(issued), mx(issued), med(landed), mx(landed), first_end, last_max - last_min,
+        100.0 * busy / (132.0 * span), bytes / 4.6e6, ghz);
   }
   if (f) std::fclose(f);
+}
+
+// --plan: the schedule BatchDecode::Create/Plan make for this configuration and batch on an
+// H200 (132 SMs; mirrors Create's limits and Plan's choices, host only).
+void PrintPlan(const Engine& engine, const Config& c, const Shape& s) {
+  ops::DecodeScheduleLimits lim;
+  const int kv_bytes = DTypeBytes(s.kv), sms = 132;
+  const int group = c.hq / c.hkv;
+  const int q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;
+  lim.ctas_per_item = c.hkv * q_tiles;
+  lim.slots = sms * ops::DecodeCtasPerSm(c.d, kv_bytes);
+  lim.sms = sms;
+  if (kv_bytes == 2 && c.d == 128 && lim.slots > sms) lim.lone_tile_cost = 0.55;
+  // DecodeMaxCluster's default rule on an sm_90 arch (16-bit KV at D 128).
+  lim.max_cluster = kv_bytes == 2 && c.d == 128 ? 8 : 0;
+  lim.max_items = ops::DecodeMaxItems(s.b, lim);
+  std::vector<ops::DecodeRequest> req(s.b);
+  const int pages_per = (s.len + c.ps - 1) / c.ps;
+  for (int r = 0; r < s.b; ++r)
+    req[r] = {r * pages_per, s.len, c.window >= 0 ? std::max(0, s.len - 1 - c.window) : 0};
+  const ops::DecodeSchedule sch = ops::BuildDecodeSchedule(req, lim);
+  const int64_t units = int64_t(sch.work.size()) * lim.ctas_per_item;
+  int64_t longest = 0;
+  for (const auto& w : sch.work) longest = std::max<int64_t>(longest, w.kv_end - w.kv_start);
+  const int64_t tiles = (longest + attention::kDecodeTileKV - 1) / attention::kDecodeTileKV;
+  const bool persistent = kv_bytes == 2 && c.d <= 128 && sch.cluster <= 1 && units > 0 &&
+                          ops::DefaultPersistent(units, tiles, lim.slots);
+  (void)engine;
+  fmt::print(
+      "plan {} B={} L={}: group {} q_tiles {} ctas/item {} slots {} stages {} chunk {} items {} "
+      "ctas {} waves {:.2f} cluster {} merges {} persistent {} fast_index {} tiles/cta {}\n",
+      c.name.empty() ? "base" : c.name, s.b, s.len, group, q_tiles, lim.ctas_per_item, lim.slots,
+      ops::DecodeStages(c.d, kv_bytes), sch.chunk, sch.work.size(), units,
+      double(units) / lim.slots, sch.cluster, sch.merge.size(), persistent ? 1 : 0,
+      !persistent && units > lim.slots ? 1 : 0, tiles);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
-  const Options opt = ParseOptions(argc, argv);
-  const int hq = 32, hkv = 8, d = 128, ps = 16;
-  const int64_t page_elems = int64_t(ps) * hkv * d;
+  Options opt = ParseOptions(argc, argv);
+  // The configurations to run: --configs, else the one the options describe (the benchmark's own
+  // when none is given).
+  std::vector<Config> configs = opt.configs;
+  if (configs.empty()) configs.push_back(opt.custom);
   std::vector<Shape> shapes;
-  for (int b : {1, 16, 64, 256})
-    for (int len : {1024, 4096, 16384, 32768}) shapes.push_back({b, len, DType::kBF16});
-  for (auto [b, len] : {std::pair{16, 4096}, {64, 4096}, {64, 32768}, {256, 1024}})
-    shapes.push_back({b, len, DType::kF8E4M3});
+  for (int ci = 0; ci < int(configs.size()); ++ci) {
+    const Config& c = configs[ci];
+    if (c.name.empty() || c.name == "custom") {  // the default grid
+      for (int b : {1, 16, 64, 256})
+        for (int len : {1024, 4096, 16384, 32768}) shapes.push_back({b, len, c.q, ci});
+      if (c.q == DType::kBF16)
+        for (auto [b, len] : {std::pair{16, 4096}, {64, 4096}, {64, 32768}, {256, 1024}})
+          shapes.push_back({b, len, DType::kF8E4M3, ci});
+      continue;
+    }
+    for (int b : {1, 16, 64, 256})
+      for (int len : {1024, 4096, 16384}) {
+        const int64_t keys = c.window >= 0 ? std::min(len, c.window + 1) : len;
+        if (int64_t(b) * len * c.hkv * c.d * 4 > kMaxConfigKVBytes && keys == len) continue;
+        shapes.push_back({b, len, c.q, ci});
+      }
+  }
+  auto key_bytes = [&](const Shape& s) {  // K + V bytes of one key (all kv heads)
+    return int64_t(configs[s.cfg].hkv) * configs[s.cfg].d * 2 * DTypeBytes(s.kv);
+  };
+  auto wants = [&](const Shape& s) { return opt.Wants(ShapeKey(s), configs[s.cfg].name); };
 
   // The pool holds the largest selected shape, and at least 2 GB (the rotation over copies and
   // the single-request rows need 1 GB).
-  int64_t max_tokens = 1LL << 19;
-  for (const Shape& s : shapes)
-    if (opt.Wants(ShapeKey(s))) max_tokens = std::max<int64_t>(max_tokens, int64_t(s.b) * s.len);
-  const int64_t pool_pages = bench::DryRun() ? 64 : max_tokens / ps + 64;
+  int64_t pool_bytes = ((1LL << 19) / 16 + 64) * 16 * 8 * 128 * 2 * 2;  // 2 GB
+  for (const Shape& s : shapes) {
+    if (!wants(s)) continue;
+    const Config& c = configs[s.cfg];
+    const int64_t tokens = std::max<int64_t>(1LL << 19, int64_t(s.b) * s.len);
+    pool_bytes =
+        std::max<int64_t>(pool_bytes, (tokens / c.ps + 64) * c.ps * int64_t(c.hkv) * c.d * 2 * 2);
+  }
+  if (bench::DryRun()) pool_bytes = int64_t(64) * 64 * 1024;  // 4 MB, as before
   // One pool of pages for every shape, K and V per page ([pages, 2, ps, Hkv, D]).
-  void* pool = bench::DeviceAlloc(size_t(pool_pages) * 2 * page_elems * 2);
-  bench::DeviceFillRandom16(pool, size_t(pool_pages) * 2 * page_elems, 1.f);
+  void* pool = bench::DeviceAlloc(size_t(pool_bytes));
+  bench::DeviceFillRandom16(pool, size_t(pool_bytes) / 2, 1.f);
   void* ws = nullptr;
   size_t ws_bytes = 0;
   std::mt19937 rng(7);
 
   for (const Shape& s : shapes) {
-    if (!opt.Wants(ShapeKey(s))) continue;
+    if (!wants(s)) continue;
+    const Config& c = configs[s.cfg];
+    const int hq = c.hq, hkv = c.hkv, d = c.d, ps = c.ps;
+    const int64_t page_bytes = int64_t(ps) * key_bytes(s);  // K and V of one page
+    if (opt.plan) PrintPlan(engine, c, s);
     const int64_t pages_per = (s.len + ps - 1) / ps, pages = pages_per * s.b;
-    const int64_t kv_bytes = int64_t(s.b) * s.len * hkv * d * 2 * DTypeBytes(s.kv);
+    const int64_t keys = c.window >= 0 ? std::min(s.len, c.window + 1) : s.len;
+    const int64_t kv_bytes = int64_t(s.b) * keys * key_bytes(s);
     // Enough page tables to rotate over ~1 GB of KV (the L2 is 60 MB).
     const int copies =
         bench::DryRun() ? 1 : int(std::clamp<int64_t>((1LL << 30) / kv_bytes, 1, 16));
-    const int64_t usable = std::min<int64_t>(pool_pages * (DTypeBytes(s.kv) == 1 ? 2 : 1),
-                                             bench::DryRun() ? pages : INT64_MAX);
+    const int64_t n_pages = pool_bytes / page_bytes;
+    const int64_t usable = std::min<int64_t>(n_pages, bench::DryRun() ? pages : INT64_MAX);
     std::vector<int32_t> indptr(s.b + 1), last(s.b, s.len - (pages_per - 1) * ps);
     for (int r = 0; r <= s.b; ++r) indptr[r] = int32_t(r * pages_per);
     std::vector<void*> tables, qs, outs;
     std::vector<int32_t> perm(usable);
-    for (int c = 0; c < copies; ++c) {
+    for (int cp = 0; cp < copies; ++cp) {
       std::iota(perm.begin(), perm.end(), 0);
       std::shuffle(perm.begin(), perm.end(), rng);  // random page order, distinct per copy
       tables.push_back(bench::DeviceAlloc(pages * 4));
@@ -291,6 +435,7 @@ int main(int argc, char** argv) {
     cfg.num_kv_heads = hkv;
     cfg.head_dim = d;
     cfg.page_size = ps;
+    cfg.q_dtype = c.q;
     cfg.kv_dtype = s.kv;
     cfg.max_batch_size = std::max(s.b, opt.max_batch);
     cfg.layout = opt.hnd ? KVLayout::kHND : KVLayout::kNHD;
@@ -300,28 +445,34 @@ int main(int argc, char** argv) {
       ws_bytes = (*w)->WorkspaceBytes() * 2;
       ws = bench::DeviceAlloc(ws_bytes);
     }
-    Check((*w)->Plan(indptr.data(), last.data(), s.b, {}, ws, ws_bytes));
-    // fp8 pages are half the size: the same pool holds twice as many.
-    const int64_t page_bytes_kv = page_elems * DTypeBytes(s.kv);
-    const int64_t n_pages = pool_pages * 2 * page_elems * 2 / (2 * page_bytes_kv);
+    DecodeOptions dopt;
+    dopt.logits_soft_cap = c.cap;
+    dopt.window_left = c.window;
+    Check((*w)->Plan(indptr.data(), last.data(), s.b, dopt, ws, ws_bytes));
     TensorView cache = opt.hnd ? TensorView::Contiguous(pool, s.kv, {n_pages, 2, hkv, ps, d})
                                : TensorView::Contiguous(pool, s.kv, {n_pages, 2, ps, hkv, d});
     TensorView k, v;
     Check(SplitKVCache(cache, &k, &v));
     const auto run = [&](int i) {
-      const int c = i % copies;
-      Check((*w)->Run(TensorView::Contiguous(qs[c], DType::kBF16, {s.b, hq, d}), k, v,
-                      TensorView::Contiguous(tables[c], DType::kI32, {pages}),
-                      TensorView::Contiguous(outs[c], DType::kBF16, {s.b, hq, d})));
+      const int cp = i % copies;
+      Check((*w)->Run(TensorView::Contiguous(qs[cp], c.q, {s.b, hq, d}), k, v,
+                      TensorView::Contiguous(tables[cp], DType::kI32, {pages}),
+                      TensorView::Contiguous(outs[cp], c.q, {s.b, hq, d})));
     };
-    if (!opt.stamps.empty()) StampShape(run, opt.stamps, s, double(kv_bytes), opt.hnd, copies);
+    const std::string dt = s.kv == DType::kBF16  ? "bf16"
+                           : s.kv == DType::kF16 ? "f16"
+                                                 : (c.q == DType::kBF16 ? "e4m3kv" : "f16-e4m3kv");
+    const std::string label = c.name.empty() ? dt : c.name + " " + dt;
+    if (!opt.stamps.empty())
+      StampShape(run, opt.stamps, s, label, double(kv_bytes), opt.hnd, copies);
     const bench::Timings t = Time(run);
-    bench::Report("decode",
-                  fmt::format("{} B={} L={}", s.kv == DType::kBF16 ? "bf16" : "e4m3kv", s.b, s.len),
-                  t.alone, double(kv_bytes), 0,
+    bench::Report("decode", fmt::format("{} B={} L={}", label, s.b, s.len), t.alone,
+                  double(kv_bytes), 0,
                   fmt::format("stages {}", ops::DecodeStages(d, DTypeBytes(s.kv))) +
                       bench::TimingsNote(t, double(kv_bytes)));
   }
+  if (!opt.configs.empty() || !opt.custom.name.empty()) return 0;
+  const int hq = 32, hkv = 8, d = 128;
   // Single-request decode (contiguous KV, split over the SMs).
   for (int len : {1024, 4096, 16384, 32768}) {
     if (!opt.Wants(fmt::format("s{}", len))) continue;
