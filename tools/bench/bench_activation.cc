@@ -2,10 +2,12 @@
 #include <flashjit/activation.h>
 #include <fmt/format.h>
 
+#include <cstring>
 #include <stdexcept>
 #include <vector>
 
 #include "tools/bench/bench_util.h"
+#include "tools/bench/model_shapes.h"
 
 using namespace flashjit;
 
@@ -40,10 +42,37 @@ void Bench(Engine& engine, Act act, int64_t rows, int64_t d) {
                 moved, 0, bench::TimingsNote(t, moved));
 }
 
+// --models: the same call on pooled buffers (hundreds of shapes), name tagged "model".
+void BenchModel(Engine& engine, Act act, int64_t rows, int64_t d) {
+  const DType dt = DType::kBF16;
+  const size_t in_bytes = rows * 2 * d * 2, out_bytes = rows * d * 2;
+  const int copies = bench::ModelCopies(in_bytes);
+  const char* names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul"};
+  const bench::Timings t = bench::TimeCall([&](int i) {
+    const int c = i % copies;
+    TensorView in = TensorView::Contiguous(bench::ModelBuffer(0, c, in_bytes), dt, {rows, 2 * d});
+    TensorView out = TensorView::Contiguous(bench::ModelBuffer(1, c, out_bytes), dt, {rows, d});
+    Status s = act == Act::kSilu   ? SiluAndMul(engine, in, out)
+               : act == Act::kGelu ? GeluAndMul(engine, in, out)
+                                   : GeluTanhAndMul(engine, in, out);
+    if (!s.ok()) throw std::runtime_error(s.ToString());
+  });
+  const double moved = static_cast<double>(in_bytes + out_bytes);
+  bench::Report(names[static_cast<int>(act)], fmt::format("bf16 {}x(2*{})", rows, d), t.alone,
+                moved, 0, "model" + bench::TimingsNote(t, moved));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--models")) {
+      for (int64_t rows : bench::ModelTokens())
+        for (int64_t d : bench::ModelActDims())
+          for (Act a : {Act::kSilu, Act::kGeluTanh}) BenchModel(engine, a, rows, d);
+      return 0;
+    }
   for (int64_t rows : {1, 64, 8192, 16384}) Bench(engine, Act::kSilu, rows, 14336);
   Bench(engine, Act::kGelu, 16384, 14336);
   Bench(engine, Act::kGeluTanh, 16384, 14336);

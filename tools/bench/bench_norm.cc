@@ -1,6 +1,8 @@
 // Normalization bandwidth. Bytes that must move: read x (+ residual), write out (+ residual),
 // weights once. Inputs rotate over enough copies to exceed the 60 MB L2.
 //   flashjit_bench_norm [--dry-run] [--sweep]   (--sweep also times alternative variants)
+//   flashjit_bench_norm [--dry-run] --models     (only the model shapes:
+//   tools/bench/model_shapes.h)
 //
 // Three timings per case: `us` = one call between two events (what a server sees for an
 // isolated op, including the ~4.5 µs host enqueue of the launch when the GPU is idle), `queued`
@@ -19,6 +21,7 @@
 #include "src/ops/norm/norm_run.h"
 #include "src/runtime/driver.h"
 #include "tools/bench/bench_util.h"
+#include "tools/bench/model_shapes.h"
 #include "tools/bench/norm_sweep.h"
 
 using namespace flashjit;
@@ -111,10 +114,72 @@ void BenchCopy(size_t bytes, const std::string& what) {
   bench::ReportDeviceCopy(Buffers(0, 1, bytes)[0], Buffers(1, 1, bytes)[0], bytes, what);
 }
 
+// --models: one shape of a model, the chooser's pick, all three figures. `gemma` scales by
+// weight + 1; heads > 0: QK-norm [rows, heads, dim]. Buffers from the shared pool.
+void BenchModel(Engine& engine, K kind, bool gemma, int64_t rows, int64_t heads, int64_t dim) {
+  const int64_t n = rows * (heads ? heads : 1) * dim;
+  const size_t bytes = n * 2;
+  const bool fused = kind == K::kFusedAdd, layer = kind == K::kLayer;
+  const int copies = bench::ModelCopies(bytes * (fused ? 2 : 1));
+  const DType wdt = layer ? DType::kF32 : kDt;
+  void* w = bench::ModelBuffer(2, 0, dim * 4);  // any finite bits will do for timing
+  void* b = bench::ModelBuffer(3, 0, dim * 4);
+  auto view = [&](void* p) {
+    return heads ? TensorView::Contiguous(p, kDt, {rows, heads, dim})
+                 : TensorView::Contiguous(p, kDt, {rows, dim});
+  };
+  auto run = [&](int i) {
+    const int c = i % copies;
+    ops::NormArgs a;
+    a.kind = kind;
+    a.gemma = gemma;
+    a.input = view(bench::ModelBuffer(0, c, bytes));
+    a.out = view(bench::ModelBuffer(1, c, bytes));
+    a.residual = a.out;
+    a.weight = TensorView::Contiguous(w, wdt, {dim});
+    a.bias = TensorView::Contiguous(b, wdt, {dim});
+    Check(ops::RunNorm(engine, a, nullptr));
+  };
+  const bench::Timings t = bench::TimeCall(run);
+  const char* name = fused   ? (gemma ? "gemma_fused_add_rmsnorm" : "fused_add_rmsnorm")
+                     : layer ? "layernorm"
+                     : heads ? "qk_rmsnorm"
+                             : (gemma ? "gemma_rmsnorm" : "rmsnorm");
+  const std::string shape =
+      heads ? fmt::format("bf16 {}x{}x{}", rows, heads, dim) : fmt::format("bf16 {}x{}", rows, dim);
+  const double moved = (fused ? 4.0 : 2.0) * bytes + dim * (layer ? 8 : 2);
+  int vec = 8;
+  while (dim % vec) vec /= 2;
+  const ops::NormSpec chosen =
+      ops::ChooseNorm(kind, kDt, wdt, dim, vec, gemma, rows * (heads ? heads : 1));
+  bench::Report(name, shape, t.alone, moved, 0,
+                fmt::format("model v{} {}", vec, Describe(chosen)) + bench::TimingsNote(t, moved));
+}
+
+void RunModels(Engine& engine) {
+  // The launch reference: the driver's copy of 256 bytes (a launch that moves nothing).
+  BenchCopy(256, "launch reference (256 B)");
+  for (int64_t tokens : bench::ModelTokens()) {
+    for (int64_t h : bench::ModelHiddens()) {
+      BenchModel(engine, K::kRms, false, tokens, 0, h);
+      BenchModel(engine, K::kFusedAdd, false, tokens, 0, h);
+      BenchModel(engine, K::kRms, true, tokens, 0, h);
+      BenchModel(engine, K::kLayer, false, tokens, 0, h);
+    }
+    for (auto [heads, d] : bench::ModelQkNorm())
+      BenchModel(engine, K::kRms, false, tokens, heads, d);
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--models")) {
+      RunModels(engine);
+      return 0;
+    }
   bool sweep = bench::DryRun();
   for (int i = 1; i < argc; ++i) sweep |= !std::strcmp(argv[i], "--sweep");
   for (int64_t rows : {1, 64, 2048}) Bench(engine, K::kRms, rows, 0, 4096);

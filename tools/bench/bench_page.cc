@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <functional>
 #include <random>
 #include <stdexcept>
@@ -16,6 +17,7 @@
 #include "tools/bench/append_layout.h"
 #include "tools/bench/bench_util.h"
 #include "tools/bench/layer_sweeps.h"
+#include "tools/bench/model_shapes.h"
 
 using namespace flashjit;
 
@@ -105,10 +107,71 @@ void Bench(Engine& engine, int64_t nnz, int64_t batch, KvLayout layout, DType ca
                 t.alone, moved, 0, note);
 }
 
+// --models: the chooser's pick for one append shape (NHD), pooled inputs; the layout and cache
+// are made per shape (small). Beside the large ones, the driver's copy of the same bytes.
+void BenchModel(Engine& engine, int64_t nnz, int64_t heads, int64_t dim, int64_t page,
+                DType cache_dt) {
+  const DType dt = DType::kBF16;
+  const int64_t batch = bench::ModelAppendBatch(nnz);
+  const bench::AppendLayout l = bench::MakeAppendLayout(nnz, batch, page);
+  const size_t row_bytes = nnz * heads * dim * 2;
+  const int copies = bench::ModelCopies(2 * row_bytes);
+  const int cb = DTypeBytes(cache_dt);
+  const size_t cache_bytes = l.pages * 2 * page * heads * dim * cb;
+  void* cache = bench::ModelBuffer(7, 0, cache_bytes);
+  // Index arrays, one set per layout (freed at exit).
+  TensorView tbi = TensorView::Contiguous(UploadI32(l.batch_indices), DType::kI32, {nnz});
+  TensorView tpos = TensorView::Contiguous(UploadI32(l.positions), DType::kI32, {nnz});
+  TensorView tind = TensorView::Contiguous(UploadI32(l.kv_indices), DType::kI32, {l.pages});
+  TensorView tptr = TensorView::Contiguous(UploadI32(l.kv_indptr), DType::kI32, {batch + 1});
+  TensorView tlast = TensorView::Contiguous(UploadI32(l.last_page_len), DType::kI32, {batch});
+  TensorView tcache = TensorView::Contiguous(cache, cache_dt, {l.pages, 2, page, heads, dim});
+  const float scale = cb == 1 ? 0.5f : 1.f;
+  auto call = [&](int i) {
+    const int c = i % copies;
+    const TensorView tk =
+        TensorView::Contiguous(bench::ModelBuffer(0, c, row_bytes), dt, {nnz, heads, dim});
+    const TensorView tv =
+        TensorView::Contiguous(bench::ModelBuffer(1, c, row_bytes), dt, {nnz, heads, dim});
+    Status s = AppendPagedKvCache(engine, tk, tv, tbi, tpos, tcache, tind, tptr, tlast,
+                                  KvLayout::kNHD, scale, scale);
+    if (!s.ok()) throw std::runtime_error(s.ToString());
+  };
+  const bench::Timings t = bench::TimeCall(call);
+  const double moved = 2.0 * row_bytes + 2.0 * nnz * heads * dim * cb + nnz * 8.0;
+  bench::Report("append_paged_kv",
+                fmt::format("{} nnz {} reqs {} h {} d {} page {} NHD", DTypeName(cache_dt), nnz,
+                            batch, heads, dim, page),
+                t.alone, moved, 0, "model" + bench::TimingsNote(t, moved));
+}
+
+void RunModels(Engine& engine) {
+  for (int64_t nnz : bench::ModelTokens()) {
+    for (auto [heads, dim, page] : bench::ModelAppend())
+      for (DType cdt : {DType::kBF16, DType::kF8E4M3})
+        BenchModel(engine, nnz, heads, dim, page, cdt);
+    // The ceiling of the large appends' bytes: the driver's copy of the new k and v rows.
+    if (nnz >= 2048 && !bench::DryRun())
+      for (int64_t heads : {1, 2, 4, 8})
+        for (int64_t dim : {64, 128, 256}) {
+          const size_t bytes = 2 * nnz * heads * dim * 2;
+          bench::ReportDeviceCopy(bench::ModelBuffer(5, 0, bytes), bench::ModelBuffer(6, 0, bytes),
+                                  bytes,
+                                  fmt::format("append's bytes: nnz {} h {} d {} (2 x {:.1f} MB)",
+                                              nnz, heads, dim, bytes / 1e6));
+        }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--models")) {
+      RunModels(engine);
+      return 0;
+    }
   BenchCopy(16384);
   BenchCopy(8192);
   Bench(engine, 1, 1, KvLayout::kNHD, DType::kBF16);

@@ -4,7 +4,9 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstring>
 #include <functional>
+#include <map>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -13,6 +15,7 @@
 #include "src/runtime/driver.h"
 #include "tools/bench/bench_util.h"
 #include "tools/bench/layer_sweeps.h"
+#include "tools/bench/model_shapes.h"
 
 using namespace flashjit;
 
@@ -117,10 +120,56 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
                 fmt::format("bf16 nnz {} h {}/{} d {}", nnz, hq, hk, dim), t.alone, moved, 0, note);
 }
 
+// --models: apply_rope_pos_ids (out of place) or the cos/sin-cache form, NeoX or GPT-J
+// (interleaved), rotary_dim <= dim, the chooser's pick. Positions < 4096; the cache form reads one
+// [rotary_dim] f32 row (cos | sin) per token.
+void BenchModel(Engine& engine, bool cache_form, bool neox, int64_t nnz, int64_t hq, int64_t hk,
+                int64_t dim, int64_t rot) {
+  const size_t qb = nnz * hq * dim * 2, kb = nnz * hk * dim * 2;
+  const int copies = bench::ModelCopies(qb + kb);
+  static std::map<int64_t, void*> pos_by_nnz;
+  void*& dpos = pos_by_nnz[nnz];
+  if (!dpos) {
+    std::vector<int32_t> pos(nnz);
+    for (int64_t t = 0; t < nnz; ++t) pos[t] = static_cast<int32_t>((t * 7919) % 4096);
+    dpos = UploadI32(pos);
+  }
+  void* cache = bench::ModelBuffer(9, 0, 4096 * rot * 4);  // finite float bits
+  const TensorView tpos = TensorView::Contiguous(dpos, DType::kI32, {nnz});
+  const TensorView tcache = TensorView::Contiguous(cache, DType::kF32, {4096, rot});
+  auto call = [&](int i) {
+    const int c = i % copies;
+    TensorView tq = TensorView::Contiguous(bench::ModelBuffer(0, c, qb), kDt, {nnz, hq, dim});
+    TensorView tk = TensorView::Contiguous(bench::ModelBuffer(1, c, kb), kDt, {nnz, hk, dim});
+    TensorView tqo = TensorView::Contiguous(bench::ModelBuffer(2, c, qb), kDt, {nnz, hq, dim});
+    TensorView tko = TensorView::Contiguous(bench::ModelBuffer(3, c, kb), kDt, {nnz, hk, dim});
+    Status s = cache_form ? ApplyRopeWithCosSinCache(engine, tpos, tq, tk, tqo, tko, dim, tcache,
+                                                     neox, nullptr, 4095)
+                          : ApplyRopePosIds(engine, tq, tk, tqo, tko, tpos, {rot, !neox});
+    if (!s.ok()) throw std::runtime_error(s.ToString());
+  };
+  const bench::Timings t = bench::TimeCall(call);
+  double moved = 2.0 * (qb + kb) + nnz * 4.0;
+  if (cache_form) moved += nnz * rot * 4.0;
+  bench::Report(cache_form ? "rope_cos_sin_cache" : "rope_pos_ids",
+                fmt::format("bf16 nnz {} h {}/{} d {} rot {} {}", nnz, hq, hk, dim, rot,
+                            neox ? "neox" : "gptj"),
+                t.alone, moved, 0, "model" + bench::TimingsNote(t, moved));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--models")) {
+      for (int64_t nnz : bench::ModelTokens())
+        for (auto [hq, hk, d, rot] : bench::ModelRope())
+          for (bool cache_form : {false, true})
+            for (bool neox : {true, false})
+              BenchModel(engine, cache_form, neox, nnz, hq, hk, d, rot);
+      return 0;
+    }
   for (int64_t nnz : {1, 64, 16384}) Bench(engine, Form::kPosIds, nnz, 32, 8, 128);
   for (Form f :
        {Form::kPosIdsInplace, Form::kInterleave, Form::kLlama31, Form::kIndptr, Form::kCache})

@@ -181,8 +181,127 @@ def bench_page():
                    b2b_us(lambda i: dst.copy_(src), 1), 4 * nb)
 
 
+# --models: the shapes of tools/bench/model_shapes.h (keep the lists equal), synced and queued,
+# one line each with the same shape strings as the flashjit benches' --models rows.
+M_TOKENS = [1, 16, 256, 2048, 16384]
+M_HIDDENS = [2048, 3072, 3584, 4096, 4100, 5120, 7168, 8192, 12288, 16384]
+M_QK = [(32, 128), (28, 128), (16, 256), (8, 64)]
+M_ACT = [3584, 11008, 14336, 18944]
+M_ROPE = [(28, 4, 128, 128), (64, 8, 128, 128), (16, 8, 256, 256), (32, 32, 64, 64),
+          (32, 8, 128, 64)]
+
+
+def models_norm():
+    for rows in M_TOKENS:
+        for h in M_HIDDENS:
+            nb = rows * h * 2
+            c = copies_for(2 * nb)
+            xs = [rand(rows, h) for _ in range(c)]
+            rs = [rand(rows, h) for _ in range(c)]
+            w, b = rand(h), rand(h)
+            shape = f"bf16 {rows}x{h}"
+            report("rmsnorm", shape, timed(lambda i: F.rms_norm(xs[i], (h,), w, 1e-6), c),
+                   2 * nb + 2 * h)
+
+            def fused(i):
+                rs[i].add_(xs[i])
+                xs[i].copy_(F.rms_norm(rs[i], (h,), w, 1e-6))
+
+            report("fused_add_rmsnorm", shape, timed(fused, c), 4 * nb + 2 * h)
+            # Gemma: rms_norm with weight (1 + w), as eager code computes it each call.
+            report("gemma_rmsnorm", shape,
+                   timed(lambda i: F.rms_norm(xs[i], (h,), 1 + w, 1e-6), c), 2 * nb + 2 * h)
+            report("layernorm", shape,
+                   timed(lambda i: F.layer_norm(xs[i], (h,), w, b, 1e-6), c), 2 * nb + 8 * h)
+            del xs, rs
+        for heads, d in M_QK:
+            nb = rows * heads * d * 2
+            c = copies_for(nb)
+            xs = [rand(rows, heads, d) for _ in range(c)]
+            w = rand(d)
+            report("qk_rmsnorm", f"bf16 {rows}x{heads}x{d}",
+                   timed(lambda i: F.rms_norm(xs[i], (d,), w, 1e-6), c), 2 * nb + 2 * d)
+            del xs
+
+
+def rope_any(x, cos, sin, rot, neox):
+    """Unfused RoPE on the first `rot` dims of x [..., D]; cos / sin [..., rot / 2]."""
+    xr = x[..., :rot]
+    if neox:
+        x1, x2 = xr[..., :rot // 2], xr[..., rot // 2:]
+        out = torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+    else:
+        x1, x2 = xr[..., 0::2], xr[..., 1::2]
+        out = torch.stack((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1).flatten(-2)
+    return out if rot == x.shape[-1] else torch.cat((out, x[..., rot:]), dim=-1)
+
+
+def models_rope():
+    for nnz in M_TOKENS:
+        for hq, hk, d, rot in M_ROPE:
+            nb = nnz * (hq + hk) * d * 2
+            c = copies_for(nb)
+            qs = [rand(nnz, hq, d) for _ in range(c)]
+            ks = [rand(nnz, hk, d) for _ in range(c)]
+            pos = (torch.arange(nnz, device=DEV) * 7919) % 4096
+            inv = 1.0 / (1e4 ** (torch.arange(0, rot, 2, device=DEV, dtype=torch.float32) / rot))
+            cache = torch.randn(4096, rot, device=DEV)
+            for cache_form in (False, True):
+                for neox in (True, False):
+                    def run(i):
+                        if cache_form:
+                            cs = cache[pos]
+                            cos, sin = cs[:, None, :rot // 2], cs[:, None, rot // 2:]
+                        else:
+                            ang = pos.float()[:, None] * inv[None, :]
+                            cos, sin = ang.cos()[:, None, :], ang.sin()[:, None, :]
+                        cos, sin = cos.to(BF16), sin.to(BF16)
+                        return rope_any(qs[i], cos, sin, rot, neox), rope_any(ks[i], cos, sin, rot, neox)
+
+                    moved = 2 * nb + nnz * 4 + (nnz * rot * 4 if cache_form else 0)
+                    name = "rope_cos_sin_cache" if cache_form else "rope_pos_ids"
+                    report(name, f"bf16 nnz {nnz} h {hq}/{hk} d {d} rot {rot} "
+                           f"{'neox' if neox else 'gptj'}", timed(run, c), moved)
+            del qs, ks
+
+
+def models_activation():
+    for rows in M_TOKENS:
+        for d in M_ACT:
+            nb = rows * 2 * d * 2
+            c = copies_for(nb)
+            xs = [rand(rows, 2 * d) for _ in range(c)]
+            shape = f"bf16 {rows}x(2*{d})"
+            report("silu_and_mul", shape, timed(lambda i: F.silu(xs[i][:, :d]) * xs[i][:, d:], c),
+                   nb * 1.5)
+            report("gelu_tanh_and_mul", shape,
+                   timed(lambda i: F.gelu(xs[i][:, :d], approximate="tanh") * xs[i][:, d:], c),
+                   nb * 1.5)
+            del xs
+
+
+def models_page_copy():
+    """The append has no eager equivalent: a device copy of its bytes (bf16 cache: k and v rows
+    read and written) at the large token counts."""
+    for nnz in (2048, 16384):
+        for heads in (1, 2, 4, 8):
+            for d in (64, 128, 256):
+                src = rand(2 * nnz, heads, d)
+                dst = torch.empty_like(src)
+                report("append_copy_ref", f"bf16 nnz {nnz} h {heads} d {d}",
+                       timed(lambda i: dst.copy_(src), 1), 2 * src.numel() * 2)
+
+
 def main():
     print(f"torch {torch.__version__} on {torch.cuda.get_device_name()}", flush=True)
+    import sys
+    if "--models" in sys.argv:
+        bench_copy()
+        models_norm()
+        models_rope()
+        models_activation()
+        models_page_copy()
+        return
     bench_copy()
     bench_norm()
     bench_rope()
