@@ -239,5 +239,20 @@ TEST_CASE("fused add, layernorm and QK-norm at 16k tokens", "[gpu][layer][norm]"
   RunQkNorm(DType::kBF16, 16384, 8, 128, false, rng);
 }
 
+// Fused add and LayerNorm at hidden sizes that are not a multiple of 8, over more than 128 rows
+// (the chooser's threads by 16-byte units, session 13: LayerNorm 4100 takes 256 threads x 8
+// accesses of 4 elements, fused add 128 x 16).
+TEST_CASE("fused add and layernorm: hidden sizes not a multiple of 8 over more than 128 rows",
+          "[gpu][layer][norm]") {
+  std::mt19937 rng(Seed());
+  for (int64_t hidden : {4100, 6148, 12292, 4098}) {
+    RunFusedAdd(DType::kBF16, 300, hidden, false, rng);
+    RunLayerNorm(DType::kBF16, DType::kF32, 300, hidden, 0.f, rng);
+  }
+  RunFusedAdd(DType::kF16, 1000, 4100, true, rng);
+  RunLayerNorm(DType::kF16, DType::kF16, 1000, 4100, 1000.f, rng, 1.f);  // large mean
+  RunLayerNorm(DType::kBF16, DType::kBF16, 2000, 4100, 5.f, rng);
+}
+
 }  // namespace
 }  // namespace flashjit::test

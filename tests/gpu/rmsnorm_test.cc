@@ -74,5 +74,20 @@ TEST_CASE("rmsnorm at 16k tokens", "[gpu][layer][norm]") {
   RunRmsNorm(DType::kF16, 9000, 4096, false, 0, rng);
 }
 
+// Hidden sizes that are not a multiple of 8 (rows only 8- or 4-byte aligned: 4- or 2-element
+// accesses) over more than 128 rows, where the chooser sizes threads by the row's 16-byte units
+// (session 13): 4100 and 6148 take 128 threads x 16 accesses, 12292 and 8196 512 x 8, 2052
+// 128 x 8, 4098 (2-element accesses) the rule by accesses; a padded row stride of a
+// multiple-of-8 hidden size; Gemma and f16.
+TEST_CASE("rmsnorm: hidden sizes not a multiple of 8 over more than 128 rows",
+          "[gpu][layer][norm]") {
+  std::mt19937 rng(Seed());
+  for (int64_t hidden : {4100, 6148, 12292, 8196, 2052, 4098})
+    RunRmsNorm(DType::kBF16, 300, hidden, false, 0, rng);
+  RunRmsNorm(DType::kF16, 2000, 4100, true, 0, rng);
+  RunRmsNorm(DType::kBF16, 1000, 4100, true, 4, rng);  // padding poisoned and checked
+  RunRmsNorm(DType::kBF16, 129, 4096, false, 4, rng);  // stride 4100: 4-element accesses
+}
+
 }  // namespace
 }  // namespace flashjit::test

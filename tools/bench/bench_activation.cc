@@ -2,6 +2,7 @@
 #include <flashjit/activation.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <vector>
@@ -47,6 +48,8 @@ void BenchModel(Engine& engine, Act act, int64_t rows, int64_t d) {
   const DType dt = DType::kBF16;
   const size_t in_bytes = rows * 2 * d * 2, out_bytes = rows * d * 2;
   const int copies = bench::ModelCopies(in_bytes);
+  for (int c = 0; c < copies; ++c)
+    bench::ModelBuffer(0, c, in_bytes), bench::ModelBuffer(1, c, out_bytes);
   const char* names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul"};
   const bench::Timings t = bench::TimeCall([&](int i) {
     const int c = i % copies;
@@ -66,11 +69,15 @@ void BenchModel(Engine& engine, Act act, int64_t rows, int64_t d) {
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
+  int64_t max_tokens = int64_t{1} << 40;  // --max-tokens N: only the model rows up to N tokens
+  for (int i = 1; i + 1 < argc; ++i)
+    if (!std::strcmp(argv[i], "--max-tokens")) max_tokens = std::atoll(argv[i + 1]);
   for (int i = 1; i < argc; ++i)
     if (!std::strcmp(argv[i], "--models")) {
       for (int64_t rows : bench::ModelTokens())
-        for (int64_t d : bench::ModelActDims())
-          for (Act a : {Act::kSilu, Act::kGeluTanh}) BenchModel(engine, a, rows, d);
+        if (rows <= max_tokens)
+          for (int64_t d : bench::ModelActDims())
+            for (Act a : {Act::kSilu, Act::kGeluTanh}) BenchModel(engine, a, rows, d);
       return 0;
     }
   for (int64_t rows : {1, 64, 8192, 16384}) Bench(engine, Act::kSilu, rows, 14336);

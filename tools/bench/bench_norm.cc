@@ -12,6 +12,7 @@
 #include <flashjit/norm.h>
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -114,9 +115,11 @@ void BenchCopy(size_t bytes, const std::string& what) {
   bench::ReportDeviceCopy(Buffers(0, 1, bytes)[0], Buffers(1, 1, bytes)[0], bytes, what);
 }
 
-// --models: one shape of a model, the chooser's pick, all three figures. `gemma` scales by
-// weight + 1; heads > 0: QK-norm [rows, heads, dim]. Buffers from the shared pool.
-void BenchModel(Engine& engine, K kind, bool gemma, int64_t rows, int64_t heads, int64_t dim) {
+// --models: one shape of a model, the chooser's pick (or `force`), all three figures. `gemma`
+// scales by weight + 1; heads > 0: QK-norm [rows, heads, dim]. Buffers from the shared pool,
+// every copy made before the timing starts.
+void BenchModel(Engine& engine, K kind, bool gemma, int64_t rows, int64_t heads, int64_t dim,
+                const ops::NormSpec* force = nullptr, const std::string& tag = "model") {
   const int64_t n = rows * (heads ? heads : 1) * dim;
   const size_t bytes = n * 2;
   const bool fused = kind == K::kFusedAdd, layer = kind == K::kLayer;
@@ -124,6 +127,7 @@ void BenchModel(Engine& engine, K kind, bool gemma, int64_t rows, int64_t heads,
   const DType wdt = layer ? DType::kF32 : kDt;
   void* w = bench::ModelBuffer(2, 0, dim * 4);  // any finite bits will do for timing
   void* b = bench::ModelBuffer(3, 0, dim * 4);
+  for (int c = 0; c < copies; ++c) bench::ModelBuffer(0, c, bytes), bench::ModelBuffer(1, c, bytes);
   auto view = [&](void* p) {
     return heads ? TensorView::Contiguous(p, kDt, {rows, heads, dim})
                  : TensorView::Contiguous(p, kDt, {rows, dim});
@@ -138,7 +142,7 @@ void BenchModel(Engine& engine, K kind, bool gemma, int64_t rows, int64_t heads,
     a.residual = a.out;
     a.weight = TensorView::Contiguous(w, wdt, {dim});
     a.bias = TensorView::Contiguous(b, wdt, {dim});
-    Check(ops::RunNorm(engine, a, nullptr));
+    Check(ops::RunNorm(engine, a, nullptr, force));
   };
   const bench::Timings t = bench::TimeCall(run);
   const char* name = fused   ? (gemma ? "gemma_fused_add_rmsnorm" : "fused_add_rmsnorm")
@@ -150,16 +154,21 @@ void BenchModel(Engine& engine, K kind, bool gemma, int64_t rows, int64_t heads,
   const double moved = (fused ? 4.0 : 2.0) * bytes + dim * (layer ? 8 : 2);
   int vec = 8;
   while (dim % vec) vec /= 2;
-  const ops::NormSpec chosen =
+  ops::NormSpec chosen =
       ops::ChooseNorm(kind, kDt, wdt, dim, vec, gemma, rows * (heads ? heads : 1));
-  bench::Report(name, shape, t.alone, moved, 0,
-                fmt::format("model v{} {}", vec, Describe(chosen)) + bench::TimingsNote(t, moved));
+  if (force) chosen = *force;
+  bench::Report(
+      name, shape, t.alone, moved, 0,
+      fmt::format("{} v{} {}", tag, vec, Describe(chosen)) + bench::TimingsNote(t, moved));
 }
+
+int64_t g_max_tokens = int64_t{1} << 40;  // --max-tokens N: only the model rows up to N tokens
 
 void RunModels(Engine& engine) {
   // The launch reference: the driver's copy of 256 bytes (a launch that moves nothing).
   BenchCopy(256, "launch reference (256 B)");
   for (int64_t tokens : bench::ModelTokens()) {
+    if (tokens > g_max_tokens) continue;
     for (int64_t h : bench::ModelHiddens()) {
       BenchModel(engine, K::kRms, false, tokens, 0, h);
       BenchModel(engine, K::kFusedAdd, false, tokens, 0, h);
@@ -171,15 +180,68 @@ void RunModels(Engine& engine) {
   }
 }
 
+// --ab: session 13's A/B, interleaved (two rounds of: the previous form forced, then the
+// chooser's pick or a candidate form), on the shapes where --models found a cliff.
+void RunAb(Engine& engine) {
+  using N = bench::NormKnob;
+  struct Row {
+    K kind;
+    bool gemma;
+    int64_t rows, heads, dim;
+    std::vector<N> forms;  // forced forms; the chooser's pick is timed after them
+  };
+  // N{threads, items, rows, pf, gs, wp, cs, mb}
+  const std::vector<Row> list = {
+      // hidden 4100 (8-byte accesses): previous pick t512 i4 (t1024 i2 at <= 128 rows).
+      {K::kRms, false, 16384, 0, 4100, {N{512, 4}}},
+      {K::kRms, true, 16384, 0, 4100, {N{512, 4}}},
+      {K::kFusedAdd, false, 16384, 0, 4100, {N{512, 4}}},
+      {K::kLayer, false, 16384, 0, 4100, {N{512, 4}, N{128, 16}}},
+      {K::kRms, false, 2048, 0, 4100, {N{512, 4}}},
+      {K::kLayer, false, 2048, 0, 4100, {N{512, 4}}},
+      {K::kRms, false, 16384, 0, 4096, {}},  // the neighbour, 16-byte accesses, unchanged
+      // LayerNorm's partly filled rows: 5120 (t256 i4: 2.5 accesses per thread), 12288 (t512
+      // i4: 3), 2048 (t64 i4), 16384 (t512 i4).
+      {K::kLayer, false, 16384, 0, 5120, {N{128, 8}}},
+      {K::kLayer, false, 16384, 0, 12288, {N{256, 8}, N{1024, 2}}},
+      {K::kLayer, false, 16384, 0, 2048, {N{128, 2}, N{32, 8}}},
+      {K::kLayer, false, 16384, 0, 16384, {N{256, 8}}},
+      // QK-norm with 64-wide heads: t2 r64 i4 over a prefetching resident grid.
+      {K::kRms,
+       false,
+       16384,
+       8,
+       64,
+       {N{8, 1, 32, true}, N{4, 2, 64, true}, N{2, 4, 64, false}, N{8, 1, 32, false}}},
+  };
+  for (int rep = 0; rep < 2; ++rep)
+    for (const Row& r : list) {
+      for (const N& k : r.forms) {
+        const ops::NormSpec s = k.Spec();
+        BenchModel(engine, r.kind, r.gemma, r.rows, r.heads, r.dim, &s,
+                   fmt::format("ab{} forced", rep));
+      }
+      BenchModel(engine, r.kind, r.gemma, r.rows, r.heads, r.dim, nullptr,
+                 fmt::format("ab{} default", rep));
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
-  for (int i = 1; i < argc; ++i)
+  for (int i = 1; i + 1 < argc; ++i)
+    if (!std::strcmp(argv[i], "--max-tokens")) g_max_tokens = std::atoll(argv[i + 1]);
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--ab")) {
+      RunAb(engine);
+      return 0;
+    }
     if (!std::strcmp(argv[i], "--models")) {
       RunModels(engine);
       return 0;
     }
+  }
   bool sweep = bench::DryRun();
   for (int i = 1; i < argc; ++i) sweep |= !std::strcmp(argv[i], "--sweep");
   for (int64_t rows : {1, 64, 2048}) Bench(engine, K::kRms, rows, 0, 4096);

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <random>
@@ -116,6 +117,8 @@ void BenchModel(Engine& engine, int64_t nnz, int64_t heads, int64_t dim, int64_t
   const bench::AppendLayout l = bench::MakeAppendLayout(nnz, batch, page);
   const size_t row_bytes = nnz * heads * dim * 2;
   const int copies = bench::ModelCopies(2 * row_bytes);
+  for (int c = 0; c < copies; ++c)
+    bench::ModelBuffer(0, c, row_bytes), bench::ModelBuffer(1, c, row_bytes);
   const int cb = DTypeBytes(cache_dt);
   const size_t cache_bytes = l.pages * 2 * page * heads * dim * cb;
   void* cache = bench::ModelBuffer(7, 0, cache_bytes);
@@ -145,8 +148,11 @@ void BenchModel(Engine& engine, int64_t nnz, int64_t heads, int64_t dim, int64_t
                 t.alone, moved, 0, "model" + bench::TimingsNote(t, moved));
 }
 
+int64_t g_max_tokens = int64_t{1} << 40;  // --max-tokens N: only the model rows up to N tokens
+
 void RunModels(Engine& engine) {
   for (int64_t nnz : bench::ModelTokens()) {
+    if (nnz > g_max_tokens) continue;
     for (auto [heads, dim, page] : bench::ModelAppend())
       for (DType cdt : {DType::kBF16, DType::kF8E4M3})
         BenchModel(engine, nnz, heads, dim, page, cdt);
@@ -167,6 +173,8 @@ void RunModels(Engine& engine) {
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
+  for (int i = 1; i + 1 < argc; ++i)
+    if (!std::strcmp(argv[i], "--max-tokens")) g_max_tokens = std::atoll(argv[i + 1]);
   for (int i = 1; i < argc; ++i)
     if (!std::strcmp(argv[i], "--models")) {
       RunModels(engine);

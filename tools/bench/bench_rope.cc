@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -123,10 +124,14 @@ void Bench(Engine& engine, Form form, int64_t nnz, int64_t hq, int64_t hk, int64
 // --models: apply_rope_pos_ids (out of place) or the cos/sin-cache form, NeoX or GPT-J
 // (interleaved), rotary_dim <= dim, the chooser's pick. Positions < 4096; the cache form reads one
 // [rotary_dim] f32 row (cos | sin) per token.
+// `force` (pos_ids only): that spec through ops::RunRope; `tag` leads the note.
 void BenchModel(Engine& engine, bool cache_form, bool neox, int64_t nnz, int64_t hq, int64_t hk,
-                int64_t dim, int64_t rot) {
+                int64_t dim, int64_t rot, const ops::RopeSpec* force = nullptr,
+                const std::string& tag = "model") {
   const size_t qb = nnz * hq * dim * 2, kb = nnz * hk * dim * 2;
   const int copies = bench::ModelCopies(qb + kb);
+  for (int c = 0; c < copies; ++c)
+    for (int role : {0, 1, 2, 3}) bench::ModelBuffer(role, c, role % 2 ? kb : qb);
   static std::map<int64_t, void*> pos_by_nnz;
   void*& dpos = pos_by_nnz[nnz];
   if (!dpos) {
@@ -143,6 +148,20 @@ void BenchModel(Engine& engine, bool cache_form, bool neox, int64_t nnz, int64_t
     TensorView tk = TensorView::Contiguous(bench::ModelBuffer(1, c, kb), kDt, {nnz, hk, dim});
     TensorView tqo = TensorView::Contiguous(bench::ModelBuffer(2, c, qb), kDt, {nnz, hq, dim});
     TensorView tko = TensorView::Contiguous(bench::ModelBuffer(3, c, kb), kDt, {nnz, hk, dim});
+    if (force) {
+      ops::RopeArgs a;
+      a.mode = ops::RopeMode::kPosIds;
+      a.q = tq;
+      a.k = tk;
+      a.q_out = tqo;
+      a.k_out = tko;
+      a.pos = tpos;
+      a.rotary_dim = rot;
+      a.interleave = !neox;
+      const Status s = ops::RunRope(engine, a, nullptr, force);
+      if (!s.ok()) throw std::runtime_error(s.ToString());
+      return;
+    }
     Status s = cache_form ? ApplyRopeWithCosSinCache(engine, tpos, tq, tk, tqo, tko, dim, tcache,
                                                      neox, nullptr, 4095)
                           : ApplyRopePosIds(engine, tq, tk, tqo, tko, tpos, {rot, !neox});
@@ -154,20 +173,57 @@ void BenchModel(Engine& engine, bool cache_form, bool neox, int64_t nnz, int64_t
   bench::Report(cache_form ? "rope_cos_sin_cache" : "rope_pos_ids",
                 fmt::format("bf16 nnz {} h {}/{} d {} rot {} {}", nnz, hq, hk, dim, rot,
                             neox ? "neox" : "gptj"),
-                t.alone, moved, 0, "model" + bench::TimingsNote(t, moved));
+                t.alone, moved, 0, tag + bench::TimingsNote(t, moved));
+}
+
+// --ab: session 13's A/B, interleaved (two rounds of: the previous launch forced, 8 slots, then
+// the chooser's pick): partial rotary NeoX at 16k tokens (12 chunks per head), small batches.
+void RunAb(Engine& engine) {
+  struct Row {
+    bool neox;
+    int64_t nnz, hq, hk, dim, rot;
+  };
+  const std::vector<Row> list = {
+      {true, 16384, 32, 8, 128, 64}, {true, 2048, 32, 8, 128, 64},   {false, 16384, 32, 8, 128, 64},
+      {true, 1, 64, 8, 128, 128},    {true, 16, 64, 8, 128, 128},    {true, 256, 64, 8, 128, 128},
+      {true, 1, 32, 32, 64, 64},     {true, 64, 32, 8, 128, 128},    {false, 64, 32, 8, 128, 128},
+      {true, 256, 28, 4, 128, 128},  {true, 16384, 32, 8, 128, 128}, {true, 8192, 32, 8, 128, 128}};
+  for (int rep = 0; rep < 2; ++rep)
+    for (const Row& r : list) {
+      ops::RopeSpec old;  // the previous default: row kernel, 4 warps, 8 slots, full grid
+      old.kernel = 2;
+      old.warps = 4;
+      old.items = r.neox ? 2 : 4;
+      old.slots = 8;
+      old.full_grid = 1;
+      BenchModel(engine, false, r.neox, r.nnz, r.hq, r.hk, r.dim, r.rot, &old,
+                 fmt::format("ab{} forced slots 8", rep));
+      BenchModel(engine, false, r.neox, r.nnz, r.hq, r.hk, r.dim, r.rot, nullptr,
+                 fmt::format("ab{} default", rep));
+    }
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   Engine& engine = bench::Setup(argc, argv);
+  int64_t max_tokens = int64_t{1} << 40;  // --max-tokens N: only the model rows up to N tokens
+  for (int i = 1; i + 1 < argc; ++i)
+    if (!std::strcmp(argv[i], "--max-tokens")) max_tokens = std::atoll(argv[i + 1]);
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--ab")) {
+      RunAb(engine);
+      return 0;
+    }
+  }
   for (int i = 1; i < argc; ++i)
     if (!std::strcmp(argv[i], "--models")) {
       for (int64_t nnz : bench::ModelTokens())
-        for (auto [hq, hk, d, rot] : bench::ModelRope())
-          for (bool cache_form : {false, true})
-            for (bool neox : {true, false})
-              BenchModel(engine, cache_form, neox, nnz, hq, hk, d, rot);
+        if (nnz <= max_tokens)
+          for (auto [hq, hk, d, rot] : bench::ModelRope())
+            for (bool cache_form : {false, true})
+              for (bool neox : {true, false})
+                BenchModel(engine, cache_form, neox, nnz, hq, hk, d, rot);
       return 0;
     }
   for (int64_t nnz : {1, 64, 16384}) Bench(engine, Form::kPosIds, nnz, 32, 8, 128);

@@ -156,14 +156,29 @@ NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, in
       // Fewer rows than SMs: latency, not bandwidth. One access per thread (64x4096: 7.5 us
       // against 9.4 with eight).
       threads = std::min<int>(1024, NextPow2(accesses));
-    } else if (kind != NormKind::kLayer && accesses <= 1024) {
-      // 128 threads, up to 8 accesses each (rms 8192x8192 73.8 us, 16384x4096 71.6 us; fused
-      // add 137.4 / 136.5 us).
-      threads = 128;
     } else {
-      // Four accesses per thread (rms 4096x16384 72.3 us; layernorm with f32 gamma and beta,
-      // 8192x8192, 73.3 us against 82.6 for the prefetching resident grid).
-      threads = std::max(32, std::min(1024, NextPow2((accesses + 3) / 4)));
+      // Threads by the row's 16-byte units, so that a row of narrower accesses (a hidden size
+      // not a multiple of 8 in 16-bit types: rows only 8-byte aligned) gets the threads of a
+      // full-width row of the same bytes and proportionally more accesses per thread, not 4x
+      // the threads with most of them idle: rms 16384x4100 bf16 took t512 i4 with 8-byte
+      // accesses (one row of 8.2 KB per 512-thread block, 4 blocks per SM) and ran at 3.02 TB/s
+      // queued against 3.83 for 16384x4096 (docs/perf/layer_ops.md, "Session 13"). For
+      // 16-byte accesses units == accesses: the rules below are those measured in session 2.
+      const int64_t units = (hidden * DTypeBytes(dtype) + 15) / 16;
+      if (kind != NormKind::kLayer && units <= 1024) {
+        // 128 threads, up to 8 accesses each (rms 8192x8192 73.8 us, 16384x4096 71.6 us; fused
+        // add 137.4 / 136.5 us).
+        threads = 128;
+      } else {
+        // Four accesses per thread (rms 4096x16384 72.3 us; layernorm with f32 gamma and beta,
+        // 8192x8192, 73.3 us against 82.6 for the prefetching resident grid).
+        threads = std::max(32, std::min(1024, NextPow2((units + 3) / 4)));
+      }
+      // More than 16 accesses per thread (2-byte or 4-byte accesses): the rules by accesses.
+      if (NextPow2((accesses + threads - 1) / threads) > 16)
+        threads = kind != NormKind::kLayer && accesses <= 1024
+                      ? 128
+                      : std::max(32, std::min(1024, NextPow2((accesses + 3) / 4)));
     }
     s.threads = static_cast<uint16_t>(threads);
     s.items = static_cast<uint8_t>(NextPow2((accesses + threads - 1) / threads));

@@ -173,7 +173,8 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream, const RopeSpec* 
   spec.items = a.interleave ? 4 : 2;
   spec.slots = 8;
   spec.full_grid = 1;
-  if (const RopeSpec* f = force ? force : KernelOverride()) {
+  const RopeSpec* forced = force ? force : KernelOverride();
+  if (const RopeSpec* f = forced) {
     spec.kernel = f->kernel;
     spec.warps = f->warps;
     spec.items = f->items;
@@ -196,6 +197,21 @@ Status RunRope(Engine& engine, const RopeArgs& a, void* stream, const RopeSpec* 
       spec.kernel = 0;  // a head row wider than a block: the warp kernel
     } else if (spec.slots > 0) {
       slots = std::min<int64_t>(spec.slots, max_slots);
+      // The chooser's slots (not a forced spec's), where the rule of 8 leaves threads idle or
+      // too few threads (docs/perf/layer_ops.md, "Session 13"):
+      // - a token's threads (chunks * slots) that fill under 90 % of the block: as many slots as
+      //   fit. Partial rotary NeoX, head 128 with rotary 64, has 4 rotation + 8 pass-through
+      //   chunks: 8 slots took 96 of 128 threads (one token per block) and ran at 3.46 TB/s
+      //   queued at 16k tokens against 3.88 for the same shape interleaved (16 chunks, all
+      //   128 threads); 10 slots take 120.
+      // - fewer than 2^15 threads in all (small batches, latency-bound): as many slots as fit,
+      //   so that each thread walks fewer heads one after another (64/8 heads at 1 token: 9
+      //   heads per thread in five rounds of two, 6.1 us queued against 5.0 for 28/4 heads).
+      if (!forced) {
+        const int64_t per_block = threads / (chunks * slots) * chunks * slots;
+        if (per_block * 10 < threads * 9 || nnz * chunks * slots < (int64_t{1} << 15))
+          slots = max_slots;
+      }
     } else {
       slots = 1;
       while (slots * 2 <= max_slots && nnz * chunks * slots < (int64_t{1} << 19)) slots *= 2;
