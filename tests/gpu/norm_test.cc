@@ -254,5 +254,23 @@ TEST_CASE("fused add and layernorm: hidden sizes not a multiple of 8 over more t
   RunLayerNorm(DType::kBF16, DType::kBF16, 2000, 4100, 5.f, rng);
 }
 
+// The chooser's session-13 rules for LayerNorm over 8192 < hidden <= 16384 at more than 128
+// rows (256 threads, up to 8 accesses each) and for QK-norm with 64-wide heads (8 threads per
+// row, 32 rows per block, one block per group): against the fp64 reference, padding poisoned.
+TEST_CASE("layernorm above hidden 8192 and QK-norm with 64-wide heads at server batch sizes",
+          "[gpu][layer][norm]") {
+  std::mt19937 rng(Seed());
+  for (int64_t hidden : {8200, 10240, 12288, 16384}) {
+    RunLayerNorm(DType::kBF16, DType::kF32, 300, hidden, 0.f, rng);
+    RunLayerNorm(DType::kF16, DType::kF16, 300, hidden, 1000.f, rng, 1.f);  // large mean
+  }
+  RunLayerNorm(DType::kBF16, DType::kBF16, 1000, 12288, 5.f, rng);
+  for (DType dtype : {DType::kBF16, DType::kF16}) {
+    RunQkNorm(dtype, 2000, 8, 64, false, rng);
+    RunQkNorm(dtype, 333, 5, 64, true, rng);
+    RunQkNorm(dtype, 77, 3, 40, false, rng);  // 5 accesses of 8 per row
+  }
+}
+
 }  // namespace
 }  // namespace flashjit::test

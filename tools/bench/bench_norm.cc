@@ -182,7 +182,7 @@ void RunModels(Engine& engine) {
 
 // --ab: session 13's A/B, interleaved (two rounds of: the previous form forced, then the
 // chooser's pick or a candidate form), on the shapes where --models found a cliff.
-void RunAb(Engine& engine) {
+void RunAb(Engine& engine, bool ab2) {
   using N = bench::NormKnob;
   struct Row {
     K kind;
@@ -191,7 +191,21 @@ void RunAb(Engine& engine) {
     std::vector<N> forms;  // forced forms; the chooser's pick is timed after them
   };
   // N{threads, items, rows, pf, gs, wp, cs, mb}
-  const std::vector<Row> list = {
+  const std::vector<Row> list = ab2 ? std::vector<Row>{
+      // Call 3: LayerNorm capped at 256 threads (previous t512 i4), QK-norm 8x64 one access per
+      // thread (previous t2 r64 i4 prefetching); the 128-wide QK-norm's forms for the next step.
+      {K::kLayer, false, 16384, 0, 12288, {N{512, 4}}},
+      {K::kLayer, false, 16384, 0, 16384, {N{512, 4}}},
+      {K::kLayer, false, 16384, 0, 10240, {N{512, 4}}},
+      {K::kLayer, false, 2048, 0, 12288, {N{512, 4}}},
+      {K::kLayer, false, 16384, 0, 8192, {}},
+      {K::kRms, false, 16384, 8, 64, {N{2, 4, 64, true}}},
+      {K::kRms, false, 2048, 8, 64, {N{2, 4, 64, true}}},
+      {K::kRms, false, 256, 8, 64, {N{2, 4, 64, true}}},
+      {K::kRms, false, 16, 8, 64, {N{2, 4, 64, true}}},
+      {K::kRms, false, 1, 8, 64, {N{2, 4, 64, true}}},
+      {K::kRms, false, 16384, 32, 128, {N{8, 2, 32}, N{4, 4, 64}, N{16, 1, 16}}},
+  } : std::vector<Row>{
       // hidden 4100 (8-byte accesses): previous pick t512 i4 (t1024 i2 at <= 128 rows).
       {K::kRms, false, 16384, 0, 4100, {N{512, 4}}},
       {K::kRms, true, 16384, 0, 4100, {N{512, 4}}},
@@ -233,8 +247,8 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; ++i)
     if (!std::strcmp(argv[i], "--max-tokens")) g_max_tokens = std::atoll(argv[i + 1]);
   for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--ab")) {
-      RunAb(engine);
+    if (!std::strcmp(argv[i], "--ab") || !std::strcmp(argv[i], "--ab2")) {
+      RunAb(engine, !std::strcmp(argv[i], "--ab2"));
       return 0;
     }
     if (!std::strcmp(argv[i], "--models")) {

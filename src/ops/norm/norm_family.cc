@@ -140,6 +140,17 @@ NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, in
     s.threads = static_cast<uint16_t>(threads);
     s.rows = static_cast<uint8_t>(std::min(64, 256 / threads));
     s.items = static_cast<uint8_t>(NextPow2((accesses + threads - 1) / threads));
+    if (accesses > 4 && accesses <= 8) {
+      // Rows of 5-8 accesses (QK-norm with 64-wide heads): one access per thread, 32 rows per
+      // 256-thread block, one block per group. A warp then loads 4 whole rows (512 contiguous
+      // bytes) instead of 32-byte pieces of 16 rows, in 30 registers instead of 112: 16384x8x64
+      // 12.5 us queued against 14.3 for t2 r64 i4 over the prefetching grid (docs/perf/
+      // layer_ops.md, "Session 13").
+      s.threads = 8;
+      s.rows = 32;
+      s.items = 1;
+      s.prefetch = 0;
+    }
     return s;
   }
   if (accesses <= 128) {
@@ -173,6 +184,12 @@ NormSpec ChooseNorm(NormKind kind, DType dtype, DType wdtype, int64_t hidden, in
         // Four accesses per thread (rms 4096x16384 72.3 us; layernorm with f32 gamma and beta,
         // 8192x8192, 73.3 us against 82.6 for the prefetching resident grid).
         threads = std::max(32, std::min(1024, NextPow2((units + 3) / 4)));
+        // LayerNorm: at most 256 threads while 8 accesses each hold the row (hidden <= 16384 in
+        // 16-bit types). Its 512-thread blocks take 42 registers a thread, so only 2 fit on an
+        // SM (2 rows in flight: 48 KB at hidden 12288) where 256 x 8 (66 registers) fits 3:
+        // 16384x12288 259.5 -> 214.9 us queued (3.10 -> 3.75 TB/s), 16384x16384 305.7 -> 272.8
+        // (3.51 -> 3.94) (session 13).
+        if (kind == NormKind::kLayer && threads > 256 && units <= 2048) threads = 256;
       }
       // More than 16 accesses per thread (2-byte or 4-byte accesses): the rules by accesses.
       if (NextPow2((accesses + threads - 1) / threads) > 16)
