@@ -468,5 +468,58 @@ TEST_CASE("decode schedule marks pairs of neighbouring chunks for stealing", "[d
   CHECK(ops::MarkDecodeStealPairs(cl, 2) == 0);
 }
 
+
+// Session 13: the last CTA's merge priced by its round trips, and clusters of more than 2 CTAs
+// only where the GPU holds them all (DecodeScheduleLimits::merge_rows_per_warp,
+// cluster_max_ctas), as BatchDecodeLimits sets them on the H200 (132 SMs, 16-bit D 128).
+TEST_CASE("decode schedule prices the merge of many partials and full-GPU clusters", "[decode]") {
+  auto h200 = [](int qo, int kv, bool s13) {
+    ops::DecodeScheduleLimits l;
+    l.ctas_per_item = kv;
+    l.slots = 264;
+    l.sms = 132;
+    l.lone_tile_cost = 0.55;
+    l.max_cluster = 8;
+    if (s13) {
+      l.merge_rows_per_warp = (std::min(qo / kv, 16) + 3) / 4;
+      l.cluster_max_ctas = 240;
+    }
+    return l;
+  };
+  auto plan = [](const ops::DecodeScheduleLimits& base, int b, int len) {
+    ops::DecodeScheduleLimits l = base;
+    l.max_items = ops::DecodeMaxItems(b, l);
+    return ops::BuildDecodeSchedule(std::vector<ops::DecodeRequest>(b, {0, len, 0}), l);
+  };
+  // The benchmark's configuration (32 / 8 heads): the same plan at every shape.
+  for (int b : {1, 16, 64, 256})
+    for (int len : {1024, 4096, 16384, 32768}) {
+      const auto a = plan(h200(32, 8, false), b, len), c = plan(h200(32, 8, true), b, len);
+      INFO("B=" << b << " L=" << len);
+      CHECK(a.chunk == c.chunk);
+      CHECK(a.cluster == c.cluster);
+      CHECK(a.work.size() == c.work.size());
+    }
+  // One kv head, 8 query rows (2 per warp): 256 one-tile chunks whose merge took 45 us became
+  // 32 chunks of 512 keys.
+  CHECK(plan(h200(8, 1, false), 1, 16384).chunk == 64);
+  const auto tp8 = plan(h200(8, 1, true), 1, 16384);
+  CHECK(tp8.chunk == 512);
+  CHECK(tp8.work.size() == 32);
+  // 32 kv heads, one request: 8 chunks in clusters of 8 are 256 CTAs (240 fit): no cluster of 8.
+  CHECK(plan(h200(32, 32, false), 1, 16384).cluster == 8);
+  const auto mha = plan(h200(32, 32, true), 1, 16384);
+  CHECK(mha.cluster <= 2);
+  CHECK(mha.work.size() * 32 <= 264);
+  // Clusters of more than 2 never exceed 240 CTAs; clusters of 2 may fill all 264 slots.
+  for (int kv : {1, 2, 4, 8, 32})
+    for (int b : {1, 4, 16, 64})
+      for (int len : {1024, 4096, 16384}) {
+        const auto s = plan(h200(8 * kv, kv, true), b, len);
+        INFO("kv " << kv << " B=" << b << " L=" << len << " cluster " << s.cluster);
+        if (s.cluster > 2) CHECK(s.work.size() * kv <= 240);
+      }
+}
+
 }  // namespace
 }  // namespace flashjit

@@ -319,19 +319,21 @@ void StampShape(const std::function<void(int)>& run, const std::string& path, co
 }
 
 // --plan: the schedule BatchDecode::Create/Plan make for this configuration and batch on an
-// H200 (132 SMs; mirrors Create's limits and Plan's choices, host only).
+// H200 (132 SMs: ops::BatchDecodeLimits, and Plan's persistent / fast-index rules, host only).
 void PrintPlan(const Engine& engine, const Config& c, const Shape& s) {
-  ops::DecodeScheduleLimits lim;
-  const int kv_bytes = DTypeBytes(s.kv), sms = 132;
+  BatchDecodeConfig bc;
+  bc.num_qo_heads = c.hq;
+  bc.num_kv_heads = c.hkv;
+  bc.head_dim = c.d;
+  bc.page_size = c.ps;
+  bc.q_dtype = c.q;
+  bc.kv_dtype = s.kv;
+  bc.max_batch_size = s.b;
+  ops::DecodeScheduleLimits lim = ops::BatchDecodeLimits(engine, bc, 132);
+  lim.max_items = ops::DecodeMaxItems(s.b, lim);
+  const int kv_bytes = DTypeBytes(s.kv);
   const int group = c.hq / c.hkv;
   const int q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;
-  lim.ctas_per_item = c.hkv * q_tiles;
-  lim.slots = sms * ops::DecodeCtasPerSm(c.d, kv_bytes);
-  lim.sms = sms;
-  if (kv_bytes == 2 && c.d == 128 && lim.slots > sms) lim.lone_tile_cost = 0.55;
-  // DecodeMaxCluster's default rule on an sm_90 arch (16-bit KV at D 128).
-  lim.max_cluster = kv_bytes == 2 && c.d == 128 ? 8 : 0;
-  lim.max_items = ops::DecodeMaxItems(s.b, lim);
   std::vector<ops::DecodeRequest> req(s.b);
   const int pages_per = (s.len + c.ps - 1) / c.ps;
   for (int r = 0; r < s.b; ++r)
@@ -343,7 +345,6 @@ void PrintPlan(const Engine& engine, const Config& c, const Shape& s) {
   const int64_t tiles = (longest + attention::kDecodeTileKV - 1) / attention::kDecodeTileKV;
   const bool persistent = kv_bytes == 2 && c.d <= 128 && sch.cluster <= 1 && units > 0 &&
                           ops::DefaultPersistent(units, tiles, lim.slots);
-  (void)engine;
   fmt::print(
       "plan {} B={} L={}: group {} q_tiles {} ctas/item {} slots {} stages {} chunk {} items {} "
       "ctas {} waves {:.2f} cluster {} merges {} persistent {} fast_index {} tiles/cta {}\n",

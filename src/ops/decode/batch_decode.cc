@@ -42,6 +42,43 @@ struct BatchDecode::State {
 
 static size_t Align16(size_t x) { return (x + 15) / 16 * 16; }
 
+namespace ops {
+
+DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms) {
+  DecodeScheduleLimits limits;
+  const int group = c.num_qo_heads / c.num_kv_heads;
+  const int q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;
+  limits.ctas_per_item = c.num_kv_heads * q_tiles;
+  limits.slots = sms * DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
+  limits.sms = sms;
+  // A CTA alone on its SM reads a tile in less time than two CTAs sharing an SM take each, so a
+  // batch whose unsplit items fit one per SM gains less from a split (and its merge) than the
+  // wave count says. Measured on the H200 (16-bit KV, D 128): B=16 L=1k unsplit, 128 lone CTAs,
+  // 24.4 us back to back against 25.7 split in two with the merge (sessions 3 and 4); 0.55 keeps
+  // that batch unsplit and changes no other shape of the benchmark. (With the cluster merge,
+  // priced lower, that batch splits in two again: 23.8-24.0 us, session 5.)
+  if (DTypeBytes(c.kv_dtype) == 2 && c.head_dim == 128 && limits.slots > sms)
+    limits.lone_tile_cost = 0.55;
+  // Uniform splits merge in a thread-block cluster; a captured graph keeps one launch shape,
+  // so graph mode always merges through the workspace.
+  if (!c.cuda_graph)
+    limits.max_cluster = DecodeMaxCluster(engine, c.device, c.head_dim, DTypeBytes(c.kv_dtype));
+  // Session 13 (knob FLASHJIT_DECODE_PLAN_MODEL=s12: without): the last CTA's merge priced by
+  // its round trips, and clusters of more than 2 CTAs only where the GPU holds all of them
+  // (DecodeScheduleLimits::merge_rows_per_warp, cluster_max_ctas). 10/11 of the slots: the
+  // H200's 240 CTAs in clusters of 8 of its 264 slots.
+  if (DecodePlanModel() != kPlanModelS12) {
+    const int rows = group < attention::kDecodeQTile ? group : attention::kDecodeQTile;
+    constexpr int kWarps = attention::kDecodeThreads / 32;
+    limits.merge_rows_per_warp = (rows + kWarps - 1) / kWarps;
+    limits.merge_batch = c.head_dim <= 128 ? 16 : 8;  // MergeHeadWarp's kBatch
+    limits.cluster_max_ctas = limits.slots * 10 / 11;
+  }
+  return limits;
+}
+
+}  // namespace ops
+
 BatchDecode::BatchDecode(std::unique_ptr<State> state) : state_(std::move(state)) {}
 BatchDecode::~BatchDecode() = default;
 
@@ -68,22 +105,7 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   const int group = c.num_qo_heads / c.num_kv_heads;
   s->q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;
   FLASHJIT_ASSIGN_OR_RETURN(const int sms, runtime::MultiprocessorCount(engine, c.device));
-  s->limits.ctas_per_item = c.num_kv_heads * s->q_tiles;
-  s->limits.slots = sms * ops::DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
-  s->limits.sms = sms;
-  // A CTA alone on its SM reads a tile in less time than two CTAs sharing an SM take each, so a
-  // batch whose unsplit items fit one per SM gains less from a split (and its merge) than the
-  // wave count says. Measured on the H200 (16-bit KV, D 128): B=16 L=1k unsplit, 128 lone CTAs,
-  // 24.4 us back to back against 25.7 split in two with the merge (sessions 3 and 4); 0.55 keeps
-  // that batch unsplit and changes no other shape of the benchmark. (With the cluster merge,
-  // priced lower, that batch splits in two again: 23.8-24.0 us, session 5.)
-  if (DTypeBytes(c.kv_dtype) == 2 && c.head_dim == 128 && s->limits.slots > sms)
-    s->limits.lone_tile_cost = 0.55;
-  // Uniform splits merge in a thread-block cluster; a captured graph keeps one launch shape,
-  // so graph mode always merges through the workspace.
-  if (!c.cuda_graph)
-    s->limits.max_cluster =
-        ops::DecodeMaxCluster(engine, c.device, c.head_dim, DTypeBytes(c.kv_dtype));
+  s->limits = ops::BatchDecodeLimits(engine, c, sms);
   s->cap_items = ops::DecodeMaxItems(c.max_batch_size, s->limits);
   s->limits.max_items = s->cap_items;
   s->cap_merge = c.max_batch_size;

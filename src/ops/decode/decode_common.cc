@@ -119,6 +119,12 @@ int EnvMode(const char* name, std::initializer_list<std::pair<const char*, int>>
 
 }  // namespace
 
+int DecodePlanModel() {
+  static const int kModel =
+      EnvMode("FLASHJIT_DECODE_PLAN_MODEL", {{"s12", kPlanModelS12}}, kPlanModelS13);
+  return kModel;
+}
+
 bool DecodeHeadMajor() {
   // Tuning knob for benchmarks: FLASHJIT_DECODE_ORDER=item launches (item, head tile) as
   // (blockIdx.x, blockIdx.y), the order before session 3.

@@ -5,6 +5,7 @@
 #include <flashjit/decode.h>
 
 #include "attention/decode_params.cuh"
+#include "src/ops/decode/decode_schedule.h"
 #include "src/ops/decode/decode_spec.h"
 #include "src/runtime/kernel.h"
 
@@ -26,6 +27,16 @@ DecodeSpec DecodeSpecFor(DType q_dtype, DType kv_dtype, int head_dim, const Deco
 
 // Runtime fields of the Params from the options (scales, cap, window, RoPE, sinks).
 void FillOptionParams(const DecodeOptions& o, int head_dim, attention::DecodeParams* p);
+
+// The plan model of batch decode. Knob FLASHJIT_DECODE_PLAN_MODEL: s12 = the cost model before
+// session 13 (the last CTA's merge a flat 2 tiles, clusters of any size up to the slots); unset
+// (or anything else) = kPlanModelS13 (see BatchDecodeLimits).
+enum DecodePlanModels { kPlanModelS12 = 0, kPlanModelS13 = 1 };
+int DecodePlanModel();
+
+// The schedule limits of a batch decode wrapper of config `c` on a GPU of `sms` multiprocessors
+// (BatchDecode::Create's; also what bench_decode --plan prints).
+DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms);
 
 // Whether decode CTAs are launched head-major (see DecodeParams::head_major).
 bool DecodeHeadMajor();

@@ -22,15 +22,28 @@ int64_t ItemsFor(std::span<const DecodeRequest> requests, int64_t chunk) {
 }
 
 // The cluster size that merges a batch split by `chunk`: every request has the same number of
-// chunks, 2 .. max_cluster; else 0.
+// chunks, 2 .. max_cluster (over 2: the plan's CTAs at most cluster_max_ctas); else 0.
 int32_t ClusterFor(std::span<const DecodeRequest> requests, int64_t chunk,
                    const DecodeScheduleLimits& limits) {
   if (limits.max_cluster < 2 || requests.empty() || chunk > limits.cluster_max_chunk) return 0;
   const int64_t n = ChunksOf(requests[0], chunk);
   if (n < 2 || n > limits.max_cluster) return 0;
+  if (n > 2 && n * static_cast<int64_t>(requests.size()) * std::max(1, limits.ctas_per_item) >
+                   limits.cluster_max_ctas)
+    return 0;
   for (const DecodeRequest& r : requests)
     if (ChunksOf(r, chunk) != n) return 0;
   return static_cast<int32_t>(n);
+}
+
+// The modelled time of the last CTA's merge of split requests of at most n chunks, in tiles
+// (DecodeScheduleLimits::merge_rows_per_warp).
+double FusedMergeCost(int64_t n, const DecodeScheduleLimits& limits) {
+  if (limits.merge_rows_per_warp <= 0) return 2.0;
+  const int64_t lse_blocks = (n + 31) / 32;
+  const int64_t batches = (n + limits.merge_batch - 1) / std::max(1, limits.merge_batch);
+  const double trips = static_cast<double>(2 * lse_blocks - 1 + batches);
+  return std::max(2.0, limits.merge_round_trip * limits.merge_rows_per_warp * trips);
 }
 
 }  // namespace
@@ -71,7 +84,9 @@ int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
     const double tile_cost = ctas <= limits.sms ? limits.lone_tile_cost : 1.0;
     const double merge =
         !split ? 0.0
-               : (ClusterFor(requests, tiles * kTile, limits) ? limits.cluster_merge_cost : 2.0);
+               : (ClusterFor(requests, tiles * kTile, limits)
+                      ? limits.cluster_merge_cost
+                      : FusedMergeCost((longest + tiles * kTile - 1) / (tiles * kTile), limits));
     const double cost = static_cast<double>(waves) * (tiles * tile_cost + 1) + merge;
     if (cost < best_cost) {  // ties keep the larger chunk (fewer partials)
       best_cost = cost;

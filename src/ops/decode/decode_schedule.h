@@ -37,6 +37,22 @@ struct DecodeScheduleLimits {
   // and the H200 measured B=16 L=16k / 32k (chunks of 8k / 16k, clusters of 2) at -1 % / -1 %
   // in one machine start and 0 % / +1.6 % in another (session 5), so they keep the global merge.
   int32_t cluster_max_chunk = 2048;
+  // Clusters of more than 2 CTAs apply only to plans of at most this many CTAs. The H200 (132
+  // SMs, 2 decode CTAs per SM at 16-bit D 128) holds 248 CTAs in clusters of 4 and 240 in
+  // clusters of 8 at once (session 13's stamps: 256 CTAs ran as 248 / 240 + a second round), so
+  // a plan of 256 CTAs in such clusters takes two rounds where the model counts one wave.
+  int cluster_max_ctas = 1 << 30;
+  // The last CTA's merge of a split request (DecodeEpilogue's FusedMerge: one warp per query
+  // row, each reading its partials in batches of merge_batch, one L2 round trip each, plus two
+  // passes over their LSEs, 32 at a time), in tiles: max(2, merge_round_trip x rows per warp x
+  // (2 ceil(n / 32) - 1 + ceil(n / merge_batch))) for the request of the most (n) chunks.
+  // merge_rows_per_warp 0: a flat 2 tiles (before session 13). Measured on the H200 (session 13,
+  // 8 query rows per kv head, 2 per warp): the merge of 64 / 128 / 256 partials took 13 / 25 /
+  // 45 us after the chunks' end, about 0.73 us per round trip, 0.38 of a tile (two CTAs of 16-bit
+  // D 128 per SM: 32 KB a tile at 4.4 TB/s / 132 SMs / 2 = 1.9 us).
+  int merge_rows_per_warp = 0;
+  int merge_batch = 16;
+  double merge_round_trip = 0.38;
 };
 
 struct DecodeSchedule {
