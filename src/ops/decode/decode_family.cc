@@ -106,10 +106,10 @@ int DecodeStages(int head_dim, int kv_bytes) {
     return n;
   }
   // About 32 KB of K+V per stage in flight for 16-bit caches; two CTAs per SM up to D = 128.
-  // D 256 (one CTA per SM: 254 registers): 3 stages of 64 KB (201 KB of shared memory), so that
-  // two tiles (128 KB, as two CTAs of D 128 keep) are in flight while one is computed; with 2
-  // stages the H200 read 2.2-2.4 TB/s at every shape, 0.52-0.57x cuDNN (session 13).
-  if (kv_bytes == 2) return head_dim == 64 ? 4 : 3;
+  // D 256 (one CTA of 4 warps per SM, 255 registers): 3 stages (201 KB) read no faster than 2 on
+  // the H200 (session 13: 2.2-2.4 TB/s either way, 0.52-0.57x cuDNN): the bytes in flight are not
+  // what limits it (see docs/perf/decode.md, session 13).
+  if (kv_bytes == 2) return head_dim == 64 ? 4 : head_dim == 128 ? 3 : 2;
   return head_dim == 64 ? 6 : head_dim == 128 ? 4 : 2;
 }
 
