@@ -332,7 +332,11 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
 
     // The unit's end. Its Q is in the warps' registers, so the next unit's query can replace
     // it in shared memory now; the epilogue's barriers order that before start_unit's reads.
-    if (cu.next >= 0) next_q.Store(p, nv.qpos, q_smem);
+    if (cu.next >= 0) {
+      // Q's fragments read from q_smem at each step: every warp's last step first.
+      if constexpr (DecodeWarp<V>::kQSmem) __syncthreads();
+      next_q.Store(p, nv.qpos, q_smem);
+    }
     __syncthreads();  // every warp is done with stage g % kStages: the epilogue takes it
     state.ReduceRowSums();
     DecodeEpilogue<V, true>(p, cu.w, merge_item, state, cu.head_tile, v.qh0, v.rows,

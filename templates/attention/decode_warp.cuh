@@ -29,11 +29,15 @@ struct DecodeWarp {
   static constexpr int kChunks = kD / 8;  // 16-byte chunks per 16-bit row
   static constexpr bool kFp8Regs = sizeof(TKV) == 1 && !V::kRope;
   static constexpr int kFp8Chunks = kD / 16;  // 16-byte chunks per fp8 row
+  // Q's A fragments read from the CTA's swizzled Q rows at each step (ldmatrix) instead of held
+  // in 2 * D / 8 registers a thread: the D 256 form, whose 255 registers spill otherwise.
+  static constexpr bool kQSmem = V::kQSmem && !kFp8Regs;
 
-  uint32_t q_frag[kD / 16][4];  // A fragments of Q          (16, D)
-  float o[kD / 8][4];           // C fragments of O          (16, D)
-  float m[2], l[2];             // rows lane/4, lane/4 + 8
-  float slope[2];               // ALiBi slope of those rows
+  uint32_t q_frag[kQSmem ? 1 : kD / 16][4];  // A fragments of Q          (16, D)
+  const T* q_rows;                           // kQSmem: the swizzled Q rows (16, D)
+  float o[kD / 8][4];                        // C fragments of O          (16, D)
+  float m[2], l[2];                          // rows lane/4, lane/4 + 8
+  float slope[2];                            // ALiBi slope of those rows
 
   // kFp8Regs: head-dim column of accumulator o[j][c] (c = 0..3) of this thread.
   static FLASHJIT_DEVICE int Fp8OutColumn(int j, int c) {
@@ -42,7 +46,10 @@ struct DecodeWarp {
 
   FLASHJIT_DEVICE void Init(const T* q_smem) {
     const int lane = threadIdx.x % 32;
-    if constexpr (kFp8Regs) {
+    q_rows = q_smem;
+    if constexpr (kQSmem) {
+      // read at each step (Scores)
+    } else if constexpr (kFp8Regs) {
       const int g = lane / 4, t = lane % 4;
       auto pair = [&](int row, int col) {  // two 16-bit values at (row, col), col even
         return *reinterpret_cast<const uint32_t*>(
@@ -96,8 +103,15 @@ struct DecodeWarp {
         uint32_t b[4];
         const int row = (lane / 16) * 8 + lane % 8;
         LdMatrixX4(b, k_rows + SwizzledChunk<kChunks>(row, kk * 2 + (lane / 8) % 2) * 8);
-        MmaM16N8K16<T>(s[0], q_frag[kk], b[0], b[1]);
-        MmaM16N8K16<T>(s[1], q_frag[kk], b[2], b[3]);
+        if constexpr (kQSmem) {
+          uint32_t a[4];
+          LdMatrixX4(a, q_rows + SwizzledChunk<kChunks>(lane % 16, kk * 2 + lane / 16) * 8);
+          MmaM16N8K16<T>(s[0], a, b[0], b[1]);
+          MmaM16N8K16<T>(s[1], a, b[2], b[3]);
+        } else {
+          MmaM16N8K16<T>(s[0], q_frag[kk], b[0], b[1]);
+          MmaM16N8K16<T>(s[1], q_frag[kk], b[2], b[3]);
+        }
       }
     }
   }

@@ -205,6 +205,11 @@ void SetDecodeFastIndexForTesting(int mode) {
   g_fast_index_test.store(mode < 0 ? -1 : (mode ? 1 : 0));
 }
 
+bool DecodeQSmem(int head_dim, DType kv_dtype) {
+  static const bool kNever = EnvMode("FLASHJIT_DECODE_Q_SMEM", {{"0", 1}}, 0) != 0;
+  return !kNever && head_dim == 256 && DTypeBytes(kv_dtype) == 2;
+}
+
 int DecodeStealMode() {
   const int forced = g_steal_test.load(std::memory_order_relaxed);
   if (forced >= 0) return forced;

@@ -31,6 +31,8 @@ const spec::OpFamily* DecodeFamily() {
         spec::BoolField("steal", false, "stl",
                         "pair stealing: neighbouring chunks of a split request share the tiles "
                         "around their boundary"),
+        spec::BoolField("q_smem", false, "qs",
+                        "Q's tensor-core fragments read from shared memory at each step"),
         spec::BoolField("stamps", false, "stamp",
                         "diagnostic: per-CTA %globaltimer / clock stamps into params.stamps"),
     };
@@ -62,12 +64,13 @@ const spec::OpFamily* DecodeFamily() {
           "  static constexpr int kHeadDim = {};\n  static constexpr int kStages = {};\n"
           "  static constexpr bool kSoftCap = {};\n  static constexpr bool kAlibi = {};\n"
           "  static constexpr bool kRope = {};\n  static constexpr bool kStamps = {};\n"
-          "  static constexpr bool kFastIndex = {};\n  static constexpr bool kSteal = {};\n",
+          "  static constexpr bool kFastIndex = {};\n  static constexpr bool kSteal = {};\n"
+          "  static constexpr bool kQSmem = {};\n",
           spec::CxxType(s["dtype_q"].get<std::string>()),
           spec::CxxType(s["dtype_kv"].get<std::string>()), s["head_dim"].get<int>(),
           s["stages"].get<int>(), s["soft_cap"].get<bool>(), s["alibi"].get<bool>(),
           s["rope"].get<bool>(), s["stamps"].get<bool>(), s["fast_index"].get<bool>(),
-          s["steal"].get<bool>());
+          s["steal"].get<bool>(), s["q_smem"].get<bool>());
     };
     return f;
   }();
@@ -89,6 +92,7 @@ Result<VariantSpec> DecodeSpec::ToVariant() const {
                                      {"rope", rope != 0},
                                      {"fast_index", fast_index != 0},
                                      {"steal", steal != 0},
+                                     {"q_smem", q_smem != 0},
                                      {"stamps", stamps != 0}});
 }
 
@@ -139,6 +143,7 @@ DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_c
   s.rope = rope;
   s.stamps = DecodeStamps();
   s.fast_index = DecodeFastIndexMode() == kFastIndexAlways;  // auto: BatchDecode::Plan
+  s.q_smem = DecodeQSmem(head_dim, kv_dtype);
   return s;
 }
 

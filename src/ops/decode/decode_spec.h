@@ -22,7 +22,7 @@ struct DecodeSpec {
   uint8_t stamps = 0;      // diagnostic: per-CTA timestamps into DecodeParams::stamps
   uint8_t fast_index = 0;  // item and head tile from the launch's divisors (DecodeFastIndex)
   uint8_t steal = 0;       // pair stealing (DecodeSteal; set by BatchDecode::Plan)
-  uint8_t reserved_ = 0;   // typed specs have no padding (their bytes are the key)
+  uint8_t q_smem = 0;      // Q's fragments read from shared memory per step (DecodeQSmem)
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -66,6 +66,13 @@ void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas);
 // L=16k (8 tiles) 27.37 -> 29.43, B=1 L=32k (16) 43.26 -> 44.16, fp8 B=16 L=4k (22) 56.15 ->
 // 58.63, fp8 B=64 L=4k 195.75 -> 202.24, fp8 B=64 L=32k (171 tiles, four waves) 1291.3 -> 1333.6
 // (fp8: the variant's longer loop, 746 -> 782 SASS instructions a tile).
+// Whether the kernel of a 16-bit KV cache reads Q's tensor-core fragments from shared memory at
+// each step instead of holding them in registers: at D 256, 64 registers a thread that the
+// D 256 kernel (255 registers, spilling, one CTA of 4 warps per SM) needs for its loads in flight
+// (session 13). Knob FLASHJIT_DECODE_Q_SMEM: 0 = never (registers, as before session 13); unset
+// (or anything else) = D 256 only. fp8 caches read into registers keep Q's permuted fragments.
+bool DecodeQSmem(int head_dim, DType kv_dtype);
+
 enum DecodeStealModes { kStealNever = 0, kStealAlways = 1, kStealAuto = 2 };
 constexpr int kDecodeStealAutoTiles = 64;
 int DecodeStealMode();
