@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "tools/bench/bench_util.h"
@@ -16,8 +17,28 @@ namespace {
 
 enum class Act { kSilu, kGelu, kGeluTanh };
 
-void Bench(Engine& engine, Act act, int64_t rows, int64_t d) {
+// Times one call over input copies: in(c) / out(c) are copy c's buffers, `tag` leads the note.
+template <class In, class Out>
+void Time(Engine& engine, Act act, int64_t rows, int64_t d, int copies, const In& in_buf,
+          const Out& out_buf, const std::string& tag) {
   const DType dt = DType::kBF16;
+  const size_t in_bytes = rows * 2 * d * 2, out_bytes = rows * d * 2;
+  const char* names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul"};
+  const bench::Timings t = bench::TimeCall([&](int i) {
+    const int c = i % copies;
+    TensorView in = TensorView::Contiguous(in_buf(c), dt, {rows, 2 * d});
+    TensorView out = TensorView::Contiguous(out_buf(c), dt, {rows, d});
+    Status s = act == Act::kSilu   ? SiluAndMul(engine, in, out)
+               : act == Act::kGelu ? GeluAndMul(engine, in, out)
+                                   : GeluTanhAndMul(engine, in, out);
+    if (!s.ok()) throw std::runtime_error(s.ToString());
+  });
+  const double moved = static_cast<double>(in_bytes + out_bytes);
+  bench::Report(names[static_cast<int>(act)], fmt::format("bf16 {}x(2*{})", rows, d), t.alone,
+                moved, 0, tag + bench::TimingsNote(t, moved));
+}
+
+void Bench(Engine& engine, Act act, int64_t rows, int64_t d) {
   const size_t in_bytes = rows * 2 * d * 2, out_bytes = rows * d * 2;
   const int copies = in_bytes >= (64u << 20)
                          ? 1
@@ -28,41 +49,20 @@ void Bench(Engine& engine, Act act, int64_t rows, int64_t d) {
     outs.push_back(bench::DeviceAlloc(out_bytes));
     bench::DeviceFillRandom16(ins.back(), in_bytes / 2, 1.f);
   }
-  const char* names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul"};
-  const bench::Timings t = bench::TimeCall([&](int i) {
-    const int c = i % copies;
-    TensorView in = TensorView::Contiguous(ins[c], dt, {rows, 2 * d});
-    TensorView out = TensorView::Contiguous(outs[c], dt, {rows, d});
-    Status s = act == Act::kSilu   ? SiluAndMul(engine, in, out)
-               : act == Act::kGelu ? GeluAndMul(engine, in, out)
-                                   : GeluTanhAndMul(engine, in, out);
-    if (!s.ok()) throw std::runtime_error(s.ToString());
-  });
-  const double moved = static_cast<double>(in_bytes + out_bytes);
-  bench::Report(names[static_cast<int>(act)], fmt::format("bf16 {}x(2*{})", rows, d), t.alone,
-                moved, 0, bench::TimingsNote(t, moved));
+  Time(
+      engine, act, rows, d, copies, [&](int c) { return ins[c]; }, [&](int c) { return outs[c]; },
+      "");
 }
 
 // --models: the same call on pooled buffers (hundreds of shapes), name tagged "model".
 void BenchModel(Engine& engine, Act act, int64_t rows, int64_t d) {
-  const DType dt = DType::kBF16;
   const size_t in_bytes = rows * 2 * d * 2, out_bytes = rows * d * 2;
   const int copies = bench::ModelCopies(in_bytes);
   for (int c = 0; c < copies; ++c)
     bench::ModelBuffer(0, c, in_bytes), bench::ModelBuffer(1, c, out_bytes);
-  const char* names[] = {"silu_and_mul", "gelu_and_mul", "gelu_tanh_and_mul"};
-  const bench::Timings t = bench::TimeCall([&](int i) {
-    const int c = i % copies;
-    TensorView in = TensorView::Contiguous(bench::ModelBuffer(0, c, in_bytes), dt, {rows, 2 * d});
-    TensorView out = TensorView::Contiguous(bench::ModelBuffer(1, c, out_bytes), dt, {rows, d});
-    Status s = act == Act::kSilu   ? SiluAndMul(engine, in, out)
-               : act == Act::kGelu ? GeluAndMul(engine, in, out)
-                                   : GeluTanhAndMul(engine, in, out);
-    if (!s.ok()) throw std::runtime_error(s.ToString());
-  });
-  const double moved = static_cast<double>(in_bytes + out_bytes);
-  bench::Report(names[static_cast<int>(act)], fmt::format("bf16 {}x(2*{})", rows, d), t.alone,
-                moved, 0, "model" + bench::TimingsNote(t, moved));
+  Time(
+      engine, act, rows, d, copies, [&](int c) { return bench::ModelBuffer(0, c, in_bytes); },
+      [&](int c) { return bench::ModelBuffer(1, c, out_bytes); }, "model");
 }
 
 }  // namespace

@@ -57,6 +57,31 @@ std::string Describe(const ops::NormSpec& s) {
                      s.streaming ? "" : " no-cs", s.minb ? fmt::format(" mb{}", s.minb) : "");
 }
 
+// One call's arguments: x -> out (out is also the residual of fused add), weight w and bias b
+// (f32 for LayerNorm); shape [rows, heads, dim] (heads = 0: 2-D [rows, dim]).
+ops::NormArgs Args(K kind, bool gemma, int64_t rows, int64_t heads, int64_t dim, void* x, void* out,
+                   void* w, void* b) {
+  auto view = [&](void* p) {
+    return heads ? TensorView::Contiguous(p, kDt, {rows, heads, dim})
+                 : TensorView::Contiguous(p, kDt, {rows, dim});
+  };
+  const DType wdt = kind == K::kLayer ? DType::kF32 : kDt;
+  ops::NormArgs a;
+  a.kind = kind;
+  a.gemma = gemma;
+  a.input = view(x);
+  a.out = view(out);
+  a.residual = a.out;
+  a.weight = TensorView::Contiguous(w, wdt, {dim});
+  a.bias = TensorView::Contiguous(b, wdt, {dim});
+  return a;
+}
+
+std::string ShapeName(int64_t rows, int64_t heads, int64_t dim) {
+  return heads ? fmt::format("bf16 {}x{}x{}", rows, heads, dim)
+               : fmt::format("bf16 {}x{}", rows, dim);
+}
+
 // kind: rms, fused_add, layer; shape [rows, heads, dim] (heads = 0: 2-D [rows, dim]).
 void Bench(Engine& engine, K kind, int64_t rows, int64_t heads, int64_t dim,
            const ops::NormSpec* force = nullptr, bool b2b = false) {
@@ -69,20 +94,10 @@ void Bench(Engine& engine, K kind, int64_t rows, int64_t heads, int64_t dim,
   const DType wdt = layer ? DType::kF32 : kDt;
   void* w = Buffers(2, 1, dim * 4)[0];  // any finite bits will do for timing
   void* b = Buffers(3, 1, dim * 4)[0];
-  auto view = [&](void* p) {
-    return heads ? TensorView::Contiguous(p, kDt, {rows, heads, dim})
-                 : TensorView::Contiguous(p, kDt, {rows, dim});
-  };
   auto run = [&](int i) {
     const int c = i % copies;
-    ops::NormArgs a;
-    a.kind = kind;
-    a.input = view(xs[c]);
-    a.out = view(outs[c]);
-    a.residual = view(outs[c]);
-    a.weight = TensorView::Contiguous(w, wdt, {dim});
-    a.bias = TensorView::Contiguous(b, wdt, {dim});
-    Check(ops::RunNorm(engine, a, nullptr, force));
+    Check(ops::RunNorm(engine, Args(kind, false, rows, heads, dim, xs[c], outs[c], w, b), nullptr,
+                       force));
   };
   const double us = bench::MedianMicros(run);
   const double queued = bench::QueuedMicros(run);
@@ -95,8 +110,7 @@ void Bench(Engine& engine, K kind, int64_t rows, int64_t heads, int64_t dim,
                                   kBatch
                             : 0;
   const char* name = fused ? "fused_add_rmsnorm" : (layer ? "layernorm" : "rmsnorm");
-  const std::string shape =
-      heads ? fmt::format("bf16 {}x{}x{}", rows, heads, dim) : fmt::format("bf16 {}x{}", rows, dim);
+  const std::string shape = ShapeName(rows, heads, dim);
   const double moved = (fused ? 4.0 : 2.0) * bytes + dim * (layer ? 8 : 2);
   const ops::NormSpec chosen =
       force ? *force
@@ -128,29 +142,19 @@ void BenchModel(Engine& engine, K kind, bool gemma, int64_t rows, int64_t heads,
   void* w = bench::ModelBuffer(2, 0, dim * 4);  // any finite bits will do for timing
   void* b = bench::ModelBuffer(3, 0, dim * 4);
   for (int c = 0; c < copies; ++c) bench::ModelBuffer(0, c, bytes), bench::ModelBuffer(1, c, bytes);
-  auto view = [&](void* p) {
-    return heads ? TensorView::Contiguous(p, kDt, {rows, heads, dim})
-                 : TensorView::Contiguous(p, kDt, {rows, dim});
-  };
   auto run = [&](int i) {
     const int c = i % copies;
-    ops::NormArgs a;
-    a.kind = kind;
-    a.gemma = gemma;
-    a.input = view(bench::ModelBuffer(0, c, bytes));
-    a.out = view(bench::ModelBuffer(1, c, bytes));
-    a.residual = a.out;
-    a.weight = TensorView::Contiguous(w, wdt, {dim});
-    a.bias = TensorView::Contiguous(b, wdt, {dim});
-    Check(ops::RunNorm(engine, a, nullptr, force));
+    Check(ops::RunNorm(engine,
+                       Args(kind, gemma, rows, heads, dim, bench::ModelBuffer(0, c, bytes),
+                            bench::ModelBuffer(1, c, bytes), w, b),
+                       nullptr, force));
   };
   const bench::Timings t = bench::TimeCall(run);
   const char* name = fused   ? (gemma ? "gemma_fused_add_rmsnorm" : "fused_add_rmsnorm")
                      : layer ? "layernorm"
                      : heads ? "qk_rmsnorm"
                              : (gemma ? "gemma_rmsnorm" : "rmsnorm");
-  const std::string shape =
-      heads ? fmt::format("bf16 {}x{}x{}", rows, heads, dim) : fmt::format("bf16 {}x{}", rows, dim);
+  const std::string shape = ShapeName(rows, heads, dim);
   const double moved = (fused ? 4.0 : 2.0) * bytes + dim * (layer ? 8 : 2);
   int vec = 8;
   while (dim % vec) vec /= 2;
