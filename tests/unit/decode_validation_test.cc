@@ -4,12 +4,15 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <random>
 #include <tuple>
 
+#include "src/codegen/render.h"
 #include "src/ops/decode/decode_schedule.h"
+#include "src/ops/decode/decode_spec.h"
 
 namespace flashjit {
 namespace {
@@ -468,7 +471,6 @@ TEST_CASE("decode schedule marks pairs of neighbouring chunks for stealing", "[d
   CHECK(ops::MarkDecodeStealPairs(cl, 2) == 0);
 }
 
-
 // Session 13: the last CTA's merge priced by its round trips, and clusters of more than 2 CTAs
 // only where the GPU holds them all (DecodeScheduleLimits::merge_rows_per_warp,
 // cluster_max_ctas), as BatchDecodeLimits sets them on the H200 (132 SMs, 16-bit D 128).
@@ -519,6 +521,36 @@ TEST_CASE("decode schedule prices the merge of many partials and full-GPU cluste
         INFO("kv " << kv << " B=" << b << " L=" << len << " cluster " << s.cluster);
         if (s.cluster > 2) CHECK(s.work.size() * kv <= 240);
       }
+}
+
+// Session 13: the D 256 kernel of a 16-bit cache reads Q's fragments from shared memory (its
+// registers form spilled); every other head dim and fp8 keep them in registers. The knob
+// FLASHJIT_DECODE_Q_SMEM=0 turns it off everywhere.
+TEST_CASE("decode variants read Q from shared memory only at head dim 256 with a 16-bit cache",
+          "[decode]") {
+  const char* knob = std::getenv("FLASHJIT_DECODE_Q_SMEM");
+  const bool off = knob && std::strcmp(knob, "0") == 0;
+  for (DType kv : {DType::kBF16, DType::kF8E4M3})
+    for (int d : {64, 128, 256}) {
+      const ops::DecodeSpec s = ops::ChooseDecode(DType::kBF16, kv, d, false, false, false);
+      INFO("kv " << static_cast<int>(kv) << " D " << d);
+      const bool want = !off && d == 256 && kv == DType::kBF16;
+      CHECK((s.q_smem != 0) == want);
+      auto v = s.ToVariant();
+      REQUIRE(v.ok());
+      auto tu = codegen::Render(*v);
+      REQUIRE(tu.ok());
+      CHECK(tu->find(want ? "kQSmem = true" : "kQSmem = false") != std::string::npos);
+    }
+  // The field is part of the key: the two forms are different kernels.
+  ops::DecodeSpec a = ops::ChooseDecode(DType::kF16, DType::kF16, 256, true, false, false);
+  ops::DecodeSpec b = a;
+  b.q_smem = !a.q_smem;
+  auto va = a.ToVariant(), vb = b.ToVariant();
+  REQUIRE(va.ok());
+  REQUIRE(vb.ok());
+  CHECK(va->canonical_json() != vb->canonical_json());
+  CHECK(va->name() != vb->name());
 }
 
 }  // namespace
