@@ -319,7 +319,7 @@ void StampShape(const std::function<void(int)>& run, const std::string& path, co
 }
 
 // --plan: the schedule BatchDecode::Create/Plan make for this configuration and batch on an
-// H200 (132 SMs: ops::BatchDecodeLimits, and Plan's persistent / fast-index rules, host only).
+// H200 (132 SMs: ops::BatchDecodeLimits and ops::ChooseDecodePlanForm, host only; the knobs apply).
 void PrintPlan(const Engine& engine, const Config& c, const Shape& s) {
   BatchDecodeConfig bc;
   bc.num_qo_heads = c.hq;
@@ -339,19 +339,14 @@ void PrintPlan(const Engine& engine, const Config& c, const Shape& s) {
   for (int r = 0; r < s.b; ++r)
     req[r] = {r * pages_per, s.len, c.window >= 0 ? std::max(0, s.len - 1 - c.window) : 0};
   const ops::DecodeSchedule sch = ops::BuildDecodeSchedule(req, lim);
-  const int64_t units = int64_t(sch.work.size()) * lim.ctas_per_item;
-  int64_t longest = 0;
-  for (const auto& w : sch.work) longest = std::max<int64_t>(longest, w.kv_end - w.kv_start);
-  const int64_t tiles = (longest + attention::kDecodeTileKV - 1) / attention::kDecodeTileKV;
-  const bool persistent = kv_bytes == 2 && c.d <= 128 && sch.cluster <= 1 && units > 0 &&
-                          ops::DefaultPersistent(units, tiles, lim.slots);
+  const ops::DecodePlanForm form = ops::ChooseDecodePlanForm(bc, ops::DecodePersistent(), sch, lim);
   fmt::print(
       "plan {} B={} L={}: group {} q_tiles {} ctas/item {} slots {} stages {} chunk {} items {} "
       "ctas {} waves {:.2f} cluster {} merges {} persistent {} fast_index {} tiles/cta {}\n",
       c.name.empty() ? "base" : c.name, s.b, s.len, group, q_tiles, lim.ctas_per_item, lim.slots,
-      ops::DecodeStages(c.d, kv_bytes), sch.chunk, sch.work.size(), units,
-      double(units) / lim.slots, sch.cluster, sch.merge.size(), persistent ? 1 : 0,
-      !persistent && units > lim.slots ? 1 : 0, tiles);
+      ops::DecodeStages(c.d, kv_bytes), sch.chunk, sch.work.size(), form.units,
+      double(form.units) / lim.slots, sch.cluster, sch.merge.size(), form.persistent ? 1 : 0,
+      form.fast_index ? 1 : 0, form.longest_tiles);
 }
 
 }  // namespace

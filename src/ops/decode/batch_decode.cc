@@ -77,6 +77,36 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
   return limits;
 }
 
+bool DecodePersistentAllowed(const BatchDecodeConfig& c, DecodePersistentMode mode) {
+  // 16-bit KV only (the fp8 epilogue would need two free stages); at head_dim 256 the
+  // persistent kernel spills (255 registers, one CTA per SM), so only a forced mode takes it.
+  return DTypeBytes(c.kv_dtype) == 2 && (c.head_dim <= 128 || mode == kPersistentAlways) &&
+         mode != kPersistentNever && (!c.cuda_graph || mode == kPersistentAlways);
+}
+
+DecodePlanForm ChooseDecodePlanForm(const BatchDecodeConfig& c, DecodePersistentMode mode,
+                                    const DecodeSchedule& sched,
+                                    const DecodeScheduleLimits& limits) {
+  DecodePlanForm f;
+  f.units = static_cast<int64_t>(sched.work.size()) * limits.ctas_per_item;
+  for (const attention::DecodeWorkItem& w : sched.work)
+    f.longest = std::max<int64_t>(f.longest, w.kv_end - w.kv_start);
+  f.longest_tiles = (f.longest + attention::kDecodeTileKV - 1) / attention::kDecodeTileKV;
+  // A persistent grid (16-bit KV, not merged by clusters): resident CTAs walk lists of units.
+  // Default: DefaultPersistent (short units, 1-2 per resident CTA), outside graph mode (a
+  // captured launch keeps one kernel; graph mode takes the persistent kernel on the wrapper's
+  // fixed grid only when FLASHJIT_DECODE_PERSISTENT=1 forces it for every plan).
+  f.persistent = DecodePersistentAllowed(c, mode) && sched.cluster <= 1 && f.units > 0 &&
+                 (mode == kPersistentAlways ||
+                  (!c.cuda_graph && DefaultPersistent(f.units, f.longest_tiles, limits.slots)));
+  // The CTA index from the launch's divisors (DecodeFastIndexMode): by default for plans of one
+  // CTA per unit with more CTAs than resident slots, outside graph mode (a captured launch keeps
+  // one kernel).
+  f.fast_index = DecodeFastIndexMode() == kFastIndexAuto && !c.cuda_graph && !f.persistent &&
+                 f.units > limits.slots;
+  return f;
+}
+
 }  // namespace ops
 
 BatchDecode::BatchDecode(std::unique_ptr<State> state) : state_(std::move(state)) {}
@@ -111,13 +141,8 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   s->cap_merge = c.max_batch_size;
   s->off_merge = Align16(s->off_work + s->cap_items * sizeof(attention::DecodeWorkItem));
   s->off_count = Align16(s->off_merge + s->cap_merge * sizeof(attention::DecodeMergeItem));
-  // 16-bit KV only (the fp8 epilogue would need two free stages); at head_dim 256 the
-  // persistent kernel spills (255 registers, one CTA per SM), so only a forced mode takes it.
   s->persistent_mode = ops::DecodePersistent();
-  s->persistent_ok = DTypeBytes(c.kv_dtype) == 2 &&
-                     (c.head_dim <= 128 || s->persistent_mode == ops::kPersistentAlways) &&
-                     s->persistent_mode != ops::kPersistentNever &&
-                     (!c.cuda_graph || s->persistent_mode == ops::kPersistentAlways);
+  s->persistent_ok = ops::DecodePersistentAllowed(c, s->persistent_mode);
   // Units: every (item, head tile) once; the kernel also reads the entry of each CTA of the
   // grid, at most cap_items x CTAs per item in graph mode.
   s->cap_units = s->persistent_ok ? s->cap_items * s->limits.ctas_per_item : 0;
@@ -204,19 +229,9 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   if (static_cast<int32_t>(sched.work.size()) > s.cap_items)
     return Status::Internal(fmt::format("decode plan: {} work items exceed the capacity {}",
                                         sched.work.size(), s.cap_items));
-  // A persistent grid (16-bit KV, not merged by clusters): resident CTAs walk lists of units.
-  // Default: ops::DefaultPersistent (short units, 1-2 per resident CTA), outside graph mode (a
-  // captured launch keeps one kernel; graph mode takes the persistent kernel on the wrapper's
-  // fixed grid only when FLASHJIT_DECODE_PERSISTENT=1 forces it for every plan).
-  const int64_t n_units = static_cast<int64_t>(sched.work.size()) * s.limits.ctas_per_item;
-  int64_t longest = 0;
-  for (const attention::DecodeWorkItem& w : sched.work)
-    longest = std::max<int64_t>(longest, w.kv_end - w.kv_start);
-  const int64_t longest_tiles = (longest + attention::kDecodeTileKV - 1) / attention::kDecodeTileKV;
-  const bool persistent =
-      s.persistent_ok && sched.cluster <= 1 && n_units > 0 &&
-      (s.persistent_mode == ops::kPersistentAlways ||
-       (!c.cuda_graph && ops::DefaultPersistent(n_units, longest_tiles, s.limits.slots)));
+  const ops::DecodePlanForm form = ops::ChooseDecodePlanForm(c, s.persistent_mode, sched, s.limits);
+  const int64_t n_units = form.units;
+  const bool persistent = form.persistent;
   ops::DecodePersistentPlan units;
   if (persistent) {
     const int max_ctas = ops::DecodePersistentMaxCtas();
@@ -227,12 +242,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
       return Status::Internal(fmt::format("decode plan: {} units exceed the capacity {}",
                                           units.units.size(), s.cap_units));
   }
-  // The CTA index from the launch's divisors (ops::DecodeFastIndexMode): by default for plans of
-  // one CTA per unit with more CTAs than resident slots, outside graph mode (a captured launch
-  // keeps one kernel).
-  if (ops::DecodeFastIndexMode() == ops::kFastIndexAuto && !c.cuda_graph && !persistent &&
-      n_units > s.limits.slots)
-    spec.fast_index = 1;
+  if (form.fast_index) spec.fast_index = 1;
   // Pair stealing (ops::DecodeStealMode): plans merged by their last CTA, one CTA per unit,
   // outside graph mode (a captured launch keeps one kernel); off by default (the output's bits
   // would vary from run to run), under "auto" only 16-bit KV plans of one wave with chunks of at
@@ -266,7 +276,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   s.n_merge = header[1];
   s.cluster = sched.cluster;
   s.persistent_ctas = units.ctas;
-  s.pdl = ops::DecodePdl(*s.engine, c.device, longest);
+  s.pdl = ops::DecodePdl(*s.engine, c.device, form.longest);
   s.nnz = nnz;
   s.max_page_id = max_page;
   s.spec = spec;

@@ -57,6 +57,23 @@ void SetDecodeMaxClusterForTesting(int n);
 // tests); unset = kPersistentAuto (see BatchDecode::Plan).
 enum DecodePersistentMode { kPersistentNever = 0, kPersistentAlways = 1, kPersistentAuto = 2 };
 DecodePersistentMode DecodePersistent();
+
+// Whether a wrapper of config `c` may take the persistent grid under `mode` (16-bit KV; head dim
+// 256 and graph mode only when forced): BatchDecode::Create sizes the units' workspace by it.
+bool DecodePersistentAllowed(const BatchDecodeConfig& c, DecodePersistentMode mode);
+
+// The kernel form of a plan (BatchDecode::Plan's rules; also what bench_decode --plan prints).
+struct DecodePlanForm {
+  int64_t units = 0;          // (work item, head tile) pairs
+  int64_t longest = 0;        // keys of the longest work item
+  int64_t longest_tiles = 0;  // its tiles
+  bool persistent = false;    // resident CTAs walk lists of units
+  bool fast_index = false;    // the CTA index from the launch's divisors (DecodeFastIndexMode)
+};
+DecodePlanForm ChooseDecodePlanForm(const BatchDecodeConfig& c, DecodePersistentMode mode,
+                                    const DecodeSchedule& sched,
+                                    const DecodeScheduleLimits& limits);
+
 // The most CTAs a persistent plan uses (0: the resident capacity, SMs x CTAs per SM).
 int DecodePersistentMaxCtas();
 // Tests: wrappers created and plans made afterwards use `mode` and at most `max_ctas` persistent
