@@ -1,12 +1,10 @@
 // Decode attention over a paged (or contiguous) KV cache: one CTA per (work item, kv head,
-// tile of 16 query heads), kThreads / 32 warps (4, or 8 with kDSplit), a cp.async pipeline of
-// kStages tiles of 64 keys.
+// tile of 16 query heads), 4 warps, a cp.async pipeline of kStages tiles of 64 keys.
 //
 // Variant: DTypeQ (q, out and the tensor-core type), DTypeKV (16-bit = DTypeQ, or fp8),
 // kHeadDim, kStages, kSoftCap, kAlibi, kRope; kFastIndex (the CTA's item and head tile from the
 // launch's divisors, DecodeCtaIndexFast, and the loader's parameters read before the item);
-// kStamps (diagnostic timestamps); kSteal (pair stealing: DecodeWorkItem::pad_, session 12);
-// kQSmem and kDSplit (the forms of DecodeWarp, session 13 and 14); kThreads.
+// kStamps (diagnostic timestamps); kSteal (pair stealing: DecodeWorkItem::pad_, session 12).
 #pragma once
 
 #include "attention/decode_epilogue.cuh"
@@ -85,7 +83,7 @@ FLASHJIT_DEVICE void LoadQuery(const DecodeParams& p, const DecodeWorkItem& w, i
   using T = typename V::DTypeQ;
   constexpr int kD = V::kHeadDim, kChunks = kD / 8, kHalf = kChunks / 2;
   const T* q = static_cast<const T*>(p.q) + w.request * p.q_stride_b;
-  for (int idx = threadIdx.x; idx < kDecodeQTile * kHalf; idx += V::kThreads) {
+  for (int idx = threadIdx.x; idx < kDecodeQTile * kHalf; idx += kDecodeThreads) {
     const int row = idx / kHalf, c = idx % kHalf;
     Vec<T, 8> a = {}, b = {};
     if (row < rows) {
@@ -114,14 +112,14 @@ template <class V>
 struct QueryRegs {
   using T = typename V::DTypeQ;
   static constexpr int kHalf = V::kHeadDim / 16;  // 16-byte chunks of half a row
-  static constexpr int kIters = (kDecodeQTile * kHalf + V::kThreads - 1) / V::kThreads;
+  static constexpr int kIters = (kDecodeQTile * kHalf + kDecodeThreads - 1) / kDecodeThreads;
   Vec<T, 8> a[kIters], b[kIters];
 
   FLASHJIT_DEVICE void Load(const DecodeParams& p, int request, int qh0, int rows) {
     const T* q = static_cast<const T*>(p.q) + request * p.q_stride_b;
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
-      const int idx = threadIdx.x + i * V::kThreads, row = idx / kHalf, c = idx % kHalf;
+      const int idx = threadIdx.x + i * kDecodeThreads, row = idx / kHalf, c = idx % kHalf;
       a[i] = b[i] = Vec<T, 8>{};
       if (idx < kDecodeQTile * kHalf && row < rows) {
         const T* src = q + (qh0 + row) * p.q_stride_h;
@@ -136,7 +134,7 @@ struct QueryRegs {
     constexpr int kD = V::kHeadDim, kChunks = kD / 8;
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
-      const int idx = threadIdx.x + i * V::kThreads, row = idx / kHalf, c = idx % kHalf;
+      const int idx = threadIdx.x + i * kDecodeThreads, row = idx / kHalf, c = idx % kHalf;
       if (idx >= kDecodeQTile * kHalf) continue;
       if constexpr (V::kRope) {
 #pragma unroll
@@ -208,9 +206,9 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   constexpr int kD = V::kHeadDim, kStages = V::kStages, kTile = kDecodeTileKV;
   static_assert(sizeof(TKV) == 2, "persistent plans are for 16-bit KV caches");
   static_assert(
-      DecodeEpilogueBytes(kD) - kDecodeKeyGroups * kDecodeQTile * 8 * 4 == 2 * kTile * kD * 2,
+      DecodeEpilogueBytes(kD) - kDecodeThreads / 32 * kDecodeQTile * 8 * 4 == 2 * kTile * kD * 2,
       "the swizzled epilogue fills exactly one stage");
-  using Loader = PagedTileLoader<TKV, kD, kTile, V::kThreads>;
+  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
   extern __shared__ __align__(128) char smem[];
   constexpr int kRegionA = DecodePipelineBytes(kD, sizeof(TKV), kStages) > DecodeEpilogueBytes(kD)
                                ? DecodePipelineBytes(kD, sizeof(TKV), kStages)
@@ -284,7 +282,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   LoadQuery<V>(p, cu.w, v.qh0, v.rows, v.qpos, q_smem);
   __syncthreads();
 
-  const int kg = DecodeWarp<V>::KeyGroup(), lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   DecodeWarp<V> state;
   auto start_unit = [&] {
     state.Init(q_smem);
@@ -315,10 +313,10 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
       next_q.Load(p, cnext.w.request, nv.qh0, nv.rows);
     }
 
-    const int key0 = cu.w.kv_start + c_tile * kTile + kg * 16;
+    const int key0 = cu.w.kv_start + c_tile * kTile + warp * 16;
     if (key0 < cu.w.kv_end && key0 + 16 > v.key_lo) {
-      const char* k_src = k_stage(g % kStages) + kg * 16 * kD * sizeof(TKV);
-      const char* v_src = v_stage(g % kStages) + kg * 16 * kD * sizeof(TKV);
+      const char* k_src = k_stage(g % kStages) + warp * 16 * kD * sizeof(TKV);
+      const char* v_src = v_stage(g % kStages) + warp * 16 * kD * sizeof(TKV);
       if constexpr (V::kRope) {
         __syncwarp();
         RopeRows<T, kD>(const_cast<T*>(reinterpret_cast<const T*>(k_src)), key0, p.rope_rcp_scale,
@@ -371,7 +369,7 @@ __device__ void decode_attention(const DecodeParams& p) {
   // (the rotation needs them); other fp8 variants convert in registers (DecodeWarp::kFp8Regs).
   constexpr bool kConvert = sizeof(TKV) == 1 && V::kRope;
   static_assert(kStages >= 2, "the pipeline needs at least two stages");
-  using Loader = PagedTileLoader<TKV, kD, kTile, V::kThreads>;
+  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
 
   DecodeStampRegs stamp;
   if constexpr (V::kStamps) {
@@ -477,7 +475,7 @@ __device__ void decode_attention(const DecodeParams& p) {
   LoadQuery<V>(p, w, qh0, rows, qpos, q_smem);
   __syncthreads();
 
-  const int kg = DecodeWarp<V>::KeyGroup(), lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   DecodeWarp<V> state;
   state.Init(q_smem);
   if constexpr (V::kAlibi) {
@@ -525,14 +523,14 @@ __device__ void decode_attention(const DecodeParams& p) {
     }
     CpAsyncCommit();
 
-    const int key0 = tile_pos(t) + kg * 16;
+    const int key0 = tile_pos(t) + warp * 16;
     if (key0 >= w.kv_end || key0 + 16 <= key_lo) continue;  // nothing of this warp's 16 keys
-    const char* k_src = k_stage(t % kStages) + kg * 16 * kD * sizeof(TKV);
-    const char* v_src = v_stage(t % kStages) + kg * 16 * kD * sizeof(TKV);
+    const char* k_src = k_stage(t % kStages) + warp * 16 * kD * sizeof(TKV);
+    const char* v_src = v_stage(t % kStages) + warp * 16 * kD * sizeof(TKV);
     const void* k_rows;
     const void* v_rows;
     if constexpr (kConvert) {
-      T* k_conv = convert + kg * 2 * 16 * kD;  // kConvert: 4 warps, one per key group
+      T* k_conv = convert + warp * 2 * 16 * kD;
       T* v_conv = k_conv + 16 * kD;
       ConvertRows<T, TKV, kD>(k_src, k_conv);
       ConvertRows<T, TKV, kD>(v_src, v_conv);

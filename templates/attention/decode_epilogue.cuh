@@ -56,7 +56,7 @@ FLASHJIT_DEVICE void ClusterMerge(const DecodeParams& p, const DecodeWorkItem& w
   ClusterSync();  // every CTA's partial is in its shared memory
   const int rank = static_cast<int>(ClusterCtaRank());
   for (int idx = rank + n * static_cast<int>(threadIdx.x); idx < rows * (kD / 4);
-       idx += n * V::kThreads) {
+       idx += n * kDecodeThreads) {
     const int r = idx / (kD / 4), c4 = (idx % (kD / 4)) * 4;
     float m = NegInf(), total = 0.f;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
@@ -128,7 +128,7 @@ FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w,
   __syncthreads();
   if (!is_last) return;
   __threadfence();
-  for (int r = threadIdx.x / 32; r < rows; r += V::kThreads / 32) {
+  for (int r = threadIdx.x / 32; r < rows; r += kDecodeThreads / 32) {
     const int qh = qh0 + r;
     MergeHeadWarp<V>(p.partial_o, p.partial_lse, item.first_partial, item.num_partials,
                      p.num_qo_heads, qh,
@@ -137,7 +137,7 @@ FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w,
   }
 }
 
-// Offset of (row, col) in the epilogue's (4 key groups x 16 rows, D) floats: rows padded to D + 8
+// Offset of (row, col) in the epilogue's (4 warps x 16 rows, D) floats: rows padded to D + 8
 // (kSwizzled false), or rows of D floats whose 32-byte segments (8 floats) are XOR-swizzled by
 // row % 8 (kSwizzled: the persistent CTA's epilogue, which must fit one pipeline stage). Accesses
 // of 2 or 4 floats stay inside one segment; either form keeps a warp's float2 writes of 8 rows
@@ -149,7 +149,7 @@ FLASHJIT_DEVICE int EpilogueIndex(int row, int col) {
 }
 
 // REQUIRES: every warp has finished with the pipeline's shared memory (a barrier before).
-// o_smem holds (4 key groups, 16, D + 8) floats (kSwizzled: (4, 16, D), see EpilogueIndex); stats
+// o_smem holds (4 warps, 16, D + 8) floats (kSwizzled: (4, 16, D), see EpilogueIndex); stats
 // holds (4 * 16 * 2 + 4 * 16 + 16) floats. merge_item: p.merge_items[w.merge] when the item is
 // split and merged in place. head_tile: the (kv head, query tile) of this CTA's work.
 template <class V, bool kSwizzled = false>
@@ -157,58 +157,58 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
                                     const DecodeMergeItem& merge_item, const DecodeWarp<V>& st,
                                     int head_tile, int qh0, int rows, float* o_smem, float* stats) {
   using T = typename V::DTypeQ;
-  constexpr int kD = V::kHeadDim, kStride = kD + 8, kGroups = kDecodeKeyGroups;
-  const int group = DecodeWarp<V>::KeyGroup(), lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  constexpr int kD = V::kHeadDim, kStride = kD + 8, kWarps = kDecodeThreads / 32;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   auto at = [](int row, int col) { return EpilogueIndex<kD, kSwizzled>(row, col); };
 
-  // Each key group's unnormalised O (kDSplit: each warp its columns) and its (m, l) per row.
-  const int row0 = group * kDecodeQTile, col0 = DecodeWarp<V>::OCol0();  //    (4, 16, D)
+  // Each warp's unnormalised O and its (m, l) per row.         (4, 16, D)
+  const int row0 = warp * kDecodeQTile;
 #pragma unroll
-  for (int j = 0; j < DecodeWarp<V>::kOCols / 8; ++j) {
+  for (int j = 0; j < kD / 8; ++j) {
     if constexpr (DecodeWarp<V>::kFp8Regs) {  // permuted columns (see decode_warp.cuh)
 #pragma unroll
       for (int c = 0; c < 4; ++c)
         o_smem[at(row0 + g + (c / 2) * 8, DecodeWarp<V>::Fp8OutColumn(j, c))] = st.o[j][c];
     } else {
-      const int col = col0 + j * 8 + 2 * t;
+      const int col = j * 8 + 2 * t;
       *reinterpret_cast<float2*>(o_smem + at(row0 + g, col)) = make_float2(st.o[j][0], st.o[j][1]);
       *reinterpret_cast<float2*>(o_smem + at(row0 + g + 8, col)) =
           make_float2(st.o[j][2], st.o[j][3]);
     }
   }
-  float* ml = stats;                                   // (4, 16, 2)
-  float* factor = stats + kGroups * kDecodeQTile * 2;  // (4, 16)
-  float* row_lse = factor + kGroups * kDecodeQTile;    // (16)
-  if (t == 0 && col0 == 0) {  // kDSplit: the two warps of a key group hold the same (m, l)
-    ml[(group * kDecodeQTile + g) * 2 + 0] = st.m[0];
-    ml[(group * kDecodeQTile + g) * 2 + 1] = st.l[0];
-    ml[(group * kDecodeQTile + g + 8) * 2 + 0] = st.m[1];
-    ml[(group * kDecodeQTile + g + 8) * 2 + 1] = st.l[1];
+  float* ml = stats;                                  // (4, 16, 2)
+  float* factor = stats + kWarps * kDecodeQTile * 2;  // (4, 16)
+  float* row_lse = factor + kWarps * kDecodeQTile;    // (16)
+  if (t == 0) {
+    ml[(warp * kDecodeQTile + g) * 2 + 0] = st.m[0];
+    ml[(warp * kDecodeQTile + g) * 2 + 1] = st.l[0];
+    ml[(warp * kDecodeQTile + g + 8) * 2 + 0] = st.m[1];
+    ml[(warp * kDecodeQTile + g + 8) * 2 + 1] = st.l[1];
   }
   __syncthreads();
 
-  // Per row: the weight of each key group's state, and the row's LSE.
+  // Per row: the weight of each warp's state, and the row's LSE.
   if (threadIdx.x < kDecodeQTile) {
     const int r = threadIdx.x;
     const float c = p.score_scale;
     float m = NegInf();
-    for (int i = 0; i < kGroups; ++i) m = fmaxf(m, ml[(i * kDecodeQTile + r) * 2]);
-    float total = 0.f, e[kGroups];
-    for (int i = 0; i < kGroups; ++i) {
+    for (int i = 0; i < kWarps; ++i) m = fmaxf(m, ml[(i * kDecodeQTile + r) * 2]);
+    float total = 0.f, e[kWarps];
+    for (int i = 0; i < kWarps; ++i) {
       e[i] = ScoreWeight(ml[(i * kDecodeQTile + r) * 2], m, c);
       total += e[i] * ml[(i * kDecodeQTile + r) * 2 + 1];
     }
     const float inv = total > 0.f ? 1.f / total : 0.f;
-    for (int i = 0; i < kGroups; ++i) factor[i * kDecodeQTile + r] = e[i] * inv;
+    for (int i = 0; i < kWarps; ++i) factor[i * kDecodeQTile + r] = e[i] * inv;
     row_lse[r] = StateLse(m, total, c);
   }
   __syncthreads();
 
-  for (int idx = threadIdx.x; idx < rows * (kD / 4); idx += V::kThreads) {
+  for (int idx = threadIdx.x; idx < rows * (kD / 4); idx += kDecodeThreads) {
     const int r = idx / (kD / 4), c4 = (idx % (kD / 4)) * 4;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-    for (int i = 0; i < kGroups; ++i) {
+    for (int i = 0; i < kWarps; ++i) {
       const float f = factor[i * kDecodeQTile + r];
       const float4 x = *reinterpret_cast<const float4*>(o_smem + at(i * kDecodeQTile + r, c4));
       acc.x += f * x.x;
@@ -219,8 +219,8 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
     const int qh = qh0 + r;
     float lse2 = row_lse[r];
     if (!kSwizzled && p.cluster > 1) {
-      // This chunk's normalised partial, in place of key group 0's O (this thread alone reads
-      // (r, c4) of every group), for ClusterMerge.
+      // This chunk's normalised partial, in place of warp 0's O (this thread alone reads
+      // (r, c4) of every warp), for ClusterMerge.
       *reinterpret_cast<float4*>(o_smem + r * kStride + c4) =
           make_float4(acc.x * p.v_scale, acc.y * p.v_scale, acc.z * p.v_scale, acc.w * p.v_scale);
     } else if (w.partial < 0) {

@@ -13,15 +13,9 @@ namespace flashjit::attention {
 
 // Query heads per CTA: the M dimension of the m16n8k16 tensor-core tile.
 constexpr int kDecodeQTile = 16;
-// Keys per pipeline stage, split into 4 key groups of 16 keys (a warp's share of a tile), and
-// threads per CTA: one warp per key group, or (variants with kDSplit, the head dimension of P.V
-// split between two warps) two.
+// Keys per pipeline stage, and threads per CTA (4 warps of 16 keys each).
 constexpr int kDecodeTileKV = 64;
-constexpr int kDecodeKeyGroups = 4;
-constexpr int kDecodeThreads = 32 * kDecodeKeyGroups;
-FLASHJIT_HD constexpr int DecodeThreads(bool d_split) {
-  return d_split ? 2 * kDecodeThreads : kDecodeThreads;
-}
+constexpr int kDecodeThreads = 128;
 // Query heads the merge kernel handles per CTA (one warp each).
 constexpr int kMergeHeadsPerCta = 4;
 
@@ -193,8 +187,8 @@ FLASHJIT_CHECK_PARAMS(DecodeMergeParams, 88);
 namespace flashjit::attention {
 
 // Dynamic shared memory of the decode kernel (host and device agree through this function):
-//   [pipeline: stages x (K tile, V tile)  |  or, after the loop, 4 key groups x 16 x (D + 8) fp32]
-//   [Q: 16 x D 16-bit, later the per-key-group softmax statistics]
+//   [pipeline: stages x (K tile, V tile)  |  or, after the loop, 4 warps x 16 x (D + 8) fp32]
+//   [Q: 16 x D 16-bit, later the per-warp softmax statistics]
 //   [fp8 KV with RoPE only: per-warp 16-bit copies of 16 keys and 16 values]
 //   [16-bit KV only: the persistent epilogue's statistics (DecodeStatsBytes)]
 // A persistent CTA (16-bit KV) runs its epilogue in the pipeline stage of the unit's last tile,
@@ -204,10 +198,10 @@ FLASHJIT_HD constexpr int DecodePipelineBytes(int head_dim, int kv_bytes, int st
   return stages * 2 * kDecodeTileKV * head_dim * kv_bytes;
 }
 FLASHJIT_HD constexpr int DecodeEpilogueBytes(int head_dim) {
-  return kDecodeKeyGroups * kDecodeQTile * (head_dim + 8) * 4;
+  return (kDecodeThreads / 32) * kDecodeQTile * (head_dim + 8) * 4;
 }
-// The epilogue's softmax statistics of a persistent CTA: (4 key groups, 16, 2) + (4, 16) + 16
-// floats, kept apart from Q (the next unit's query is staged during the epilogue).
+// The epilogue's softmax statistics of a persistent CTA: (4 warps, 16, 2) + (4, 16) + 16 floats,
+// kept apart from Q (the next unit's query is staged during the epilogue).
 FLASHJIT_HD constexpr int DecodeStatsBytes() { return 1024; }
 FLASHJIT_HD constexpr int DecodeSmemBytes(int head_dim, int kv_bytes, int stages, bool rope) {
   const int a = DecodePipelineBytes(head_dim, kv_bytes, stages);

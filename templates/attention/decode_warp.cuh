@@ -3,13 +3,7 @@
 //
 // Rows of the m16 tile are query heads (lane/4 and lane/4 + 8 for this thread), columns of S
 // are keys. The warp keeps its own softmax state over all the tiles it sees; the CTA merges the
-// four key groups' states at the end.
-//
-// kDSplit (8 warps a CTA): warps w and w + 4 take the same 16 keys (key group w % 4); each
-// computes all of S and the softmax (the same operations on the same data: the same m and l),
-// and half of P.V, head-dim columns [h * D / 2, (h + 1) * D / 2) for h = w / 4. Two warps per SM
-// sub-partition then hide each other's mma and ldmatrix latencies, and O takes D / 2 registers.
-// S is summed in two chains (even and odd k steps) to halve its dependent mma chain.
+// four warps' states at the end.
 #pragma once
 
 #include "attention/kv_prep.cuh"
@@ -38,23 +32,12 @@ struct DecodeWarp {
   // Q's A fragments read from the CTA's swizzled Q rows at each step (ldmatrix) instead of held
   // in 2 * D / 8 registers a thread: the D 256 form, whose 255 registers spill otherwise.
   static constexpr bool kQSmem = V::kQSmem && !kFp8Regs;
-  static constexpr bool kDSplit = V::kDSplit;
-  static_assert(!kDSplit || (sizeof(TKV) == 2 && !V::kRope && !kQSmem),
-                "the split form is for 16-bit caches without RoPE, Q in registers");
-  static constexpr int kOCols = kDSplit ? kD / 2 : kD;  // head-dim columns of O this warp holds
 
   uint32_t q_frag[kQSmem ? 1 : kD / 16][4];  // A fragments of Q          (16, D)
   const T* q_rows;                           // kQSmem: the swizzled Q rows (16, D)
-  float o[kOCols / 8][4];                    // C fragments of O          (16, kOCols)
+  float o[kD / 8][4];                        // C fragments of O          (16, D)
   float m[2], l[2];                          // rows lane/4, lane/4 + 8
   float slope[2];                            // ALiBi slope of those rows
-
-  // The 16 keys of a tile this warp takes (0 .. kDecodeKeyGroups - 1), and the first head-dim
-  // column of its O.
-  static FLASHJIT_DEVICE int KeyGroup() { return (threadIdx.x / 32) % kDecodeKeyGroups; }
-  static FLASHJIT_DEVICE int OCol0() {
-    return kDSplit ? static_cast<int>(threadIdx.x / 32 / kDecodeKeyGroups) * kOCols : 0;
-  }
 
   // kFp8Regs: head-dim column of accumulator o[j][c] (c = 0..3) of this thread.
   static FLASHJIT_DEVICE int Fp8OutColumn(int j, int c) {
@@ -86,7 +69,7 @@ struct DecodeWarp {
         LdMatrixX4(q_frag[kk], q_smem + SwizzledChunk<kChunks>(lane % 16, kk * 2 + lane / 16) * 8);
     }
 #pragma unroll
-    for (int j = 0; j < kOCols / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
+    for (int j = 0; j < kD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
     m[0] = m[1] = NegInf();
     l[0] = l[1] = 0.f;
   }
@@ -113,26 +96,6 @@ struct DecodeWarp {
           }
         }
       }
-    } else if constexpr (kDSplit) {
-      const T* k_rows = static_cast<const T*>(k_src);
-      float odd[2][4] = {};
-#pragma unroll
-      for (int kk = 0; kk < kD / 16; ++kk) {
-        uint32_t b[4];
-        const int row = (lane / 16) * 8 + lane % 8;
-        LdMatrixX4(b, k_rows + SwizzledChunk<kChunks>(row, kk * 2 + (lane / 8) % 2) * 8);
-        if (kk % 2) {
-          MmaM16N8K16<T>(odd[0], q_frag[kk], b[0], b[1]);
-          MmaM16N8K16<T>(odd[1], q_frag[kk], b[2], b[3]);
-        } else {
-          MmaM16N8K16<T>(s[0], q_frag[kk], b[0], b[1]);
-          MmaM16N8K16<T>(s[1], q_frag[kk], b[2], b[3]);
-        }
-      }
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) s[nt][e] += odd[nt][e];
     } else {
       const T* k_rows = static_cast<const T*>(k_src);
 #pragma unroll
@@ -199,12 +162,11 @@ struct DecodeWarp {
       }
     } else {
       const T* v_rows = static_cast<const T*>(v_src);
-      const int chunk0 = OCol0() / 8;
 #pragma unroll
-      for (int nn = 0; nn < kOCols / 16; ++nn) {
+      for (int nn = 0; nn < kD / 16; ++nn) {
         uint32_t b[4];
         const int row = ((lane / 8) % 2) * 8 + lane % 8;
-        LdMatrixX4Trans(b, v_rows + SwizzledChunk<kChunks>(row, chunk0 + nn * 2 + lane / 16) * 8);
+        LdMatrixX4Trans(b, v_rows + SwizzledChunk<kChunks>(row, nn * 2 + lane / 16) * 8);
         MmaM16N8K16<T>(o[2 * nn], p_frag, b[0], b[1]);
         MmaM16N8K16<T>(o[2 * nn + 1], p_frag, b[2], b[3]);
       }
@@ -253,7 +215,7 @@ struct DecodeWarp {
       }
     }
 #pragma unroll
-    for (int j = 0; j < kOCols / 8; ++j) {
+    for (int j = 0; j < kD / 8; ++j) {
       o[j][0] *= alpha[0];
       o[j][1] *= alpha[0];
       o[j][2] *= alpha[1];

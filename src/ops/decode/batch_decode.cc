@@ -69,8 +69,7 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
   // H200's 240 CTAs in clusters of 8 of its 264 slots.
   if (DecodePlanModel() != kPlanModelS12) {
     const int rows = group < attention::kDecodeQTile ? group : attention::kDecodeQTile;
-    // The merging CTA's warps (the split form's 8 at D 256; with RoPE, known only at Plan, 4).
-    const int kWarps = attention::DecodeThreads(DecodeDSplit(c.head_dim, c.kv_dtype, false)) / 32;
+    constexpr int kWarps = attention::kDecodeThreads / 32;
     limits.merge_rows_per_warp = (rows + kWarps - 1) / kWarps;
     limits.merge_batch = c.head_dim <= 128 ? 16 : 8;  // MergeHeadWarp's kBatch
     limits.cluster_max_ctas = limits.slots * 10 / 11;

@@ -210,13 +210,6 @@ bool DecodeQSmem(int head_dim, DType kv_dtype) {
   return !kNever && head_dim == 256 && DTypeBytes(kv_dtype) == 2;
 }
 
-bool DecodeDSplit(int head_dim, DType kv_dtype, bool rope) {
-  static const bool kNever = EnvMode("FLASHJIT_DECODE_D_SPLIT", {{"0", 1}}, 0) != 0;
-  return !kNever && head_dim == 256 && DTypeBytes(kv_dtype) == 2 && !rope;
-}
-
-int DecodeCtaThreads(const DecodeSpec& spec) { return attention::DecodeThreads(spec.d_split != 0); }
-
 int DecodeStealMode() {
   const int forced = g_steal_test.load(std::memory_order_relaxed);
   if (forced >= 0) return forced;
@@ -257,7 +250,7 @@ Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
   const int64_t head_tiles = int64_t(p.num_kv_heads) * p.q_tiles;
   attention::DecodeParams lp = p;
   runtime::LaunchConfig cfg;
-  cfg.block_x = static_cast<uint32_t>(DecodeCtaThreads(spec));
+  cfg.block_x = attention::kDecodeThreads;
   cfg.dynamic_smem = static_cast<uint32_t>(DecodeSmemBytes(spec));
   cfg.programmatic = pdl;
   if (spec.stamps) {

@@ -33,9 +33,6 @@ const spec::OpFamily* DecodeFamily() {
                         "around their boundary"),
         spec::BoolField("q_smem", false, "qs",
                         "Q's tensor-core fragments read from shared memory at each step"),
-        spec::BoolField("d_split", false, "ds",
-                        "8 warps: two warps per 16 keys, each with half of the head dimension "
-                        "of P.V (16-bit KV without RoPE)"),
         spec::BoolField("stamps", false, "stamp",
                         "diagnostic: per-CTA %globaltimer / clock stamps into params.stamps"),
     };
@@ -47,10 +44,6 @@ const spec::OpFamily* DecodeFamily() {
             "use e4m3 / e5m2",
             kv, q));
       const int kv_bytes = kv.size() == 4 && kv[0] == 'e' ? 1 : 2;
-      if (s["d_split"].get<bool>() &&
-          (kv_bytes != 2 || s["rope"].get<bool>() || s["q_smem"].get<bool>()))
-        return Status::InvalidArgument(
-            "d_split: the split form needs a 16-bit KV cache, rope false and q_smem false");
       const int smem = attention::DecodeSmemBytes(s["head_dim"].get<int>(), kv_bytes,
                                                   s["stages"].get<int>(), s["rope"].get<bool>());
       if (smem > 227 * 1024)
@@ -67,18 +60,17 @@ const spec::OpFamily* DecodeFamily() {
                   "flashjit::attention::DecodeParams", "Variant::kThreads"}};
     f.variant_body = [](const spec::Json& s) {
       return fmt::format(
-          "  using DTypeQ = {};\n  using DTypeKV = {};\n  static constexpr int kThreads = {};\n"
+          "  using DTypeQ = {};\n  using DTypeKV = {};\n  static constexpr int kThreads = 128;\n"
           "  static constexpr int kHeadDim = {};\n  static constexpr int kStages = {};\n"
           "  static constexpr bool kSoftCap = {};\n  static constexpr bool kAlibi = {};\n"
           "  static constexpr bool kRope = {};\n  static constexpr bool kStamps = {};\n"
           "  static constexpr bool kFastIndex = {};\n  static constexpr bool kSteal = {};\n"
-          "  static constexpr bool kQSmem = {};\n  static constexpr bool kDSplit = {};\n",
+          "  static constexpr bool kQSmem = {};\n",
           spec::CxxType(s["dtype_q"].get<std::string>()),
-          spec::CxxType(s["dtype_kv"].get<std::string>()),
-          attention::DecodeThreads(s["d_split"].get<bool>()), s["head_dim"].get<int>(),
+          spec::CxxType(s["dtype_kv"].get<std::string>()), s["head_dim"].get<int>(),
           s["stages"].get<int>(), s["soft_cap"].get<bool>(), s["alibi"].get<bool>(),
           s["rope"].get<bool>(), s["stamps"].get<bool>(), s["fast_index"].get<bool>(),
-          s["steal"].get<bool>(), s["q_smem"].get<bool>(), s["d_split"].get<bool>());
+          s["steal"].get<bool>(), s["q_smem"].get<bool>());
     };
     return f;
   }();
@@ -101,7 +93,6 @@ Result<VariantSpec> DecodeSpec::ToVariant() const {
                                      {"fast_index", fast_index != 0},
                                      {"steal", steal != 0},
                                      {"q_smem", q_smem != 0},
-                                     {"d_split", d_split != 0},
                                      {"stamps", stamps != 0}});
 }
 
@@ -152,8 +143,7 @@ DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_c
   s.rope = rope;
   s.stamps = DecodeStamps();
   s.fast_index = DecodeFastIndexMode() == kFastIndexAlways;  // auto: BatchDecode::Plan
-  s.d_split = DecodeDSplit(head_dim, kv_dtype, rope);
-  s.q_smem = !s.d_split && DecodeQSmem(head_dim, kv_dtype);
+  s.q_smem = DecodeQSmem(head_dim, kv_dtype);
   return s;
 }
 

@@ -23,8 +23,6 @@ struct DecodeSpec {
   uint8_t fast_index = 0;  // item and head tile from the launch's divisors (DecodeFastIndex)
   uint8_t steal = 0;       // pair stealing (DecodeSteal; set by BatchDecode::Plan)
   uint8_t q_smem = 0;      // Q's fragments read from shared memory per step (DecodeQSmem)
-  uint8_t d_split = 0;     // 8 warps, P.V's head dim split between two (DecodeDSplit)
-  uint8_t reserved_ = 0;   // 0: the typed spec's bytes are its key, so no padding
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -74,15 +72,6 @@ void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas);
 // (session 13). Knob FLASHJIT_DECODE_Q_SMEM: 0 = never (registers, as before session 13); unset
 // (or anything else) = D 256 only. fp8 caches read into registers keep Q's permuted fragments.
 bool DecodeQSmem(int head_dim, DType kv_dtype);
-// Whether the kernel runs 8 warps, two per 16 keys of a tile, each computing S and the softmax
-// and half of the head dimension of P.V (variant field `d_split`; DecodeWarp::kDSplit): at D 256
-// the 4-warp kernel keeps one warp per SM sub-partition (one CTA per SM) and waits on every mma
-// and ldmatrix latency (session 13: 0.57-0.63x cuDNN). Knob FLASHJIT_DECODE_D_SPLIT: 0 = never;
-// unset (or anything else) = D 256 with a 16-bit cache and without RoPE (session 14). Takes
-// precedence over DecodeQSmem (Q stays in registers: O needs only D / 2 of them).
-bool DecodeDSplit(int head_dim, DType kv_dtype, bool rope);
-// Threads of a decode variant's attention CTA.
-int DecodeCtaThreads(const DecodeSpec& spec);
 
 enum DecodeStealModes { kStealNever = 0, kStealAlways = 1, kStealAuto = 2 };
 constexpr int kDecodeStealAutoTiles = 64;
