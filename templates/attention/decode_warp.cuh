@@ -181,6 +181,7 @@ struct DecodeWarp {
     const int lane = threadIdx.x % 32;
     float s[2][4] = {};
     Scores(k_src, s);
+    const unsigned span = static_cast<unsigned>(max(key_end - key_lo, 0));
     // Scores, masking, and the running maximum of each row.
     float row_max[2] = {NegInf(), NegInf()};
 #pragma unroll
@@ -188,7 +189,8 @@ struct DecodeWarp {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
         const int kpos = key0 + nt * 8 + (lane % 4) * 2 + (e & 1);
-        const bool valid = kpos >= key_lo && kpos < key_end;
+        // key_lo <= kpos < key_end, as one unsigned compare (key_lo <= key_end here)
+        const bool valid = static_cast<unsigned>(kpos - key_lo) < span;
         const float x =
             TransformScore<V>(s[nt][e], p.sm_scale, p.soft_cap, slope[e / 2], kpos, qpos);
         s[nt][e] = valid ? x : NegInf();
@@ -214,12 +216,17 @@ struct DecodeWarp {
         l[e / 2] += s[nt][e];
       }
     }
+    // O's rescale only when some row of the warp has a new maximum (alpha is exactly 1 for a
+    // row whose maximum stayed, so skipping it changes no bit): after the first tiles most steps
+    // skip kD / 2 multiplies, about a quarter of a step's instructions at D 128.
+    if (__any_sync(0xffffffffu, alpha[0] != 1.f || alpha[1] != 1.f)) {
 #pragma unroll
-    for (int j = 0; j < kD / 8; ++j) {
-      o[j][0] *= alpha[0];
-      o[j][1] *= alpha[0];
-      o[j][2] *= alpha[1];
-      o[j][3] *= alpha[1];
+      for (int j = 0; j < kD / 8; ++j) {
+        o[j][0] *= alpha[0];
+        o[j][1] *= alpha[0];
+        o[j][2] *= alpha[1];
+        o[j][3] *= alpha[1];
+      }
     }
     const uint32_t p_frag[4] = {PackPair<T>(s[0][0], s[0][1]), PackPair<T>(s[0][2], s[0][3]),
                                 PackPair<T>(s[1][0], s[1][1]), PackPair<T>(s[1][2], s[1][3])};
