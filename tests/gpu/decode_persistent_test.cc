@@ -241,9 +241,11 @@ TEST_CASE("batch decode: persistent grid over ragged batches", "[gpu][decode]") 
     }
     add({0, 0, 0});
     for (BatchCase c : cases) {
-      // At most `ctas` CTAs, else the resident capacity (SMs x CTAs per SM).
+      // At most `ctas` CTAs, else the persistent kernel's resident capacity (SMs x its CTAs per
+      // SM).
       c.expect_persistent =
-          ctas > 0 ? ctas : *sms * ops::DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
+          ctas > 0 ? ctas
+                   : *sms * ops::DecodePersistentCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
       RunBatch(c, rng);
     }
     BatchCase fp8 = cases[0];  // fp8 KV keeps one CTA per unit

@@ -50,6 +50,7 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
   const int q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;
   limits.ctas_per_item = c.num_kv_heads * q_tiles;
   limits.slots = sms * DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
+  limits.persistent_slots = sms * DecodePersistentCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
   limits.sms = sms;
   // A CTA alone on its SM reads a tile in less time than two CTAs sharing an SM take each, so a
   // batch whose unsplit items fit one per SM gains less from a split (and its merge) than the
@@ -96,9 +97,10 @@ DecodePlanForm ChooseDecodePlanForm(const BatchDecodeConfig& c, DecodePersistent
   // Default: DefaultPersistent (short units, 1-2 per resident CTA), outside graph mode (a
   // captured launch keeps one kernel; graph mode takes the persistent kernel on the wrapper's
   // fixed grid only when FLASHJIT_DECODE_PERSISTENT=1 forces it for every plan).
-  f.persistent = DecodePersistentAllowed(c, mode) && sched.cluster <= 1 && f.units > 0 &&
-                 (mode == kPersistentAlways ||
-                  (!c.cuda_graph && DefaultPersistent(f.units, f.longest_tiles, limits.slots)));
+  f.persistent =
+      DecodePersistentAllowed(c, mode) && sched.cluster <= 1 && f.units > 0 &&
+      (mode == kPersistentAlways ||
+       (!c.cuda_graph && DefaultPersistent(f.units, f.longest_tiles, limits.PersistentSlots())));
   // The CTA index from the launch's divisors (DecodeFastIndexMode): by default for plans of one
   // CTA per unit with more CTAs than resident slots, outside graph mode (a captured launch keeps
   // one kernel).
@@ -235,9 +237,9 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   ops::DecodePersistentPlan units;
   if (persistent) {
     const int max_ctas = ops::DecodePersistentMaxCtas();
-    units =
-        ops::AssignDecodeUnits(sched.work, s.limits.ctas_per_item,
-                               max_ctas > 0 ? std::min(max_ctas, s.limits.slots) : s.limits.slots);
+    units = ops::AssignDecodeUnits(
+        sched.work, s.limits.ctas_per_item,
+        max_ctas > 0 ? std::min(max_ctas, s.limits.PersistentSlots()) : s.limits.PersistentSlots());
     if (static_cast<int64_t>(units.units.size()) > s.cap_units)
       return Status::Internal(fmt::format("decode plan: {} units exceed the capacity {}",
                                           units.units.size(), s.cap_units));
@@ -400,7 +402,7 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   // mode (forced: every plan persistent) the captured grid is the resident capacity, and CTAs
   // beyond the current plan's count (read from the workspace) exit.
   const int persistent_grid =
-      c.cuda_graph ? (s.persistent_ok ? s.limits.slots : 0) : s.persistent_ctas;
+      c.cuda_graph ? (s.persistent_ok ? s.limits.PersistentSlots() : 0) : s.persistent_ctas;
   return LaunchDecode(*s.kernel, s.spec, p, grid, mp, 0, static_cast<CUstream>(stream),
                       persistent_grid, s.pdl);
 }

@@ -113,7 +113,10 @@ int DecodeStages(int head_dim, int kv_bytes) {
   // D 256 (one CTA of 4 warps per SM, 255 registers): 3 stages (201 KB) read no faster than 2 on
   // the H200 (session 13: 2.2-2.4 TB/s either way, 0.52-0.57x cuDNN): the bytes in flight are not
   // what limits it (see docs/perf/decode.md, session 13).
-  if (kv_bytes == 2) return head_dim == 64 ? 4 : head_dim == 128 ? 3 : 2;
+  // D 64: 3 stages (51 KB: 4 CTAs per SM) read faster than 4 (67 KB: 3 CTAs) on the H200
+  // (session 14, d64 configuration, two rounds, queued): -1.4 to -5.7 % at 10 of 12 shapes,
+  // +0.6 / +2.2 % at B=16 / 64 L=16k; 2 stages (5 CTAs) lost at every long shape (+3 to +10 %).
+  if (kv_bytes == 2) return head_dim == 64 ? 3 : head_dim == 128 ? 3 : 2;
   return head_dim == 64 ? 6 : head_dim == 128 ? 4 : 2;
 }
 
@@ -126,9 +129,18 @@ int DecodeCtasPerSm(int head_dim, int kv_bytes) {
   const int smem =
       attention::DecodeSmemBytes(head_dim, kv_bytes, DecodeStages(head_dim, kv_bytes), false);
   int by_smem = (228 * 1024) / (smem + 1024);
-  const int by_regs = head_dim == 64 ? 3 : head_dim == 128 ? 3 : 1;  // 164 registers at D 128
+  // The attention kernel's registers: 96 at D 64 (5 CTAs of 128 threads), 164 at D 128 (3), 255
+  // at D 256 (1). D 64 counts 4: the persistent kernel (159 registers) holds 3, and no plan of
+  // D 64 fills more than the 4 its 3 stages allow.
+  const int by_regs = head_dim == 64 ? 4 : head_dim == 128 ? 3 : 1;
   by_smem = by_smem < 1 ? 1 : by_smem;
   return by_smem < by_regs ? by_smem : by_regs;
+}
+
+int DecodePersistentCtasPerSm(int head_dim, int kv_bytes) {
+  // Its registers: 159 at D 64 (3 CTAs), 235 at D 128 (2), 255 at D 256 (1).
+  const int by_regs = head_dim == 64 ? 3 : head_dim == 128 ? 2 : 1;
+  return std::min(by_regs, DecodeCtasPerSm(head_dim, kv_bytes));
 }
 
 DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_cap, bool alibi,

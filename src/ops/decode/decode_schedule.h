@@ -19,6 +19,9 @@ struct DecodeRequest {
 struct DecodeScheduleLimits {
   int ctas_per_item = 1;  // kv heads x query tiles: CTAs launched per work item
   int slots = 264;        // CTAs the GPU runs at once (SMs x CTAs per SM)
+  // The persistent kernel's resident CTAs (its registers may hold fewer than `slots`); 0: slots.
+  int persistent_slots = 0;
+  int PersistentSlots() const { return persistent_slots > 0 ? persistent_slots : slots; }
   int max_items = 1 << 30;
   int sms = 132;  // multiprocessors
   // Time of a tile for a CTA alone on its SM (at most `sms` CTAs), relative to one that shares

@@ -82,6 +82,8 @@ void SetDecodeStealForTesting(int mode);
 // Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
 int DecodeStages(int head_dim, int kv_bytes);
 int DecodeCtasPerSm(int head_dim, int kv_bytes);
+// The persistent kernel's resident CTAs per SM (16-bit KV; at most DecodeCtasPerSm).
+int DecodePersistentCtasPerSm(int head_dim, int kv_bytes);
 // Dynamic shared memory of a decode variant.
 int DecodeSmemBytes(const DecodeSpec& spec);
 
