@@ -25,9 +25,11 @@ FLASHJIT_DEVICE float AlibiSlope(int head, int num_heads) {
 // instructions on the path of every tile: Gemma-2's D 256 decode read at 2.6 TB/s with the cap
 // and 4.3 without (session 14, ncu and the bench). Error: |t - tanh| below about 3e-7 (the
 // reciprocal's and 2^x's few ulps around 1 - 2r), so the logit (cap * t) is off by at most
-// about 3e-7 * cap. 2^x is clamped at 2^64, where t rounds to 1 (no inf / inf).
+// about 3e-7 * cap. 2^x is clamped at 2^64, where t rounds to 1 (no inf / inf); a NaN score
+// stays NaN (the clamp is a compare that NaN fails, not fminf, which would return 64).
 FLASHJIT_DEVICE float SoftCap(float raw, float k, float cap) {
-  const float e = exp2f(fminf(raw * k, 64.f));
+  const float a = raw * k;
+  const float e = exp2f(a > 64.f ? 64.f : a);
   return cap * (1.f - __fdividef(2.f, 1.f + e));
 }
 
