@@ -73,6 +73,10 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
     constexpr int kWarps = attention::kDecodeThreads / 32;
     limits.merge_rows_per_warp = (rows + kWarps - 1) / kWarps;
     limits.merge_batch = c.head_dim <= 128 ? 16 : 8;  // MergeHeadWarp's kBatch
+    // A round trip is about 0.73 us; a 16-bit tile takes about 1.9 us at D 128 and half that at
+    // D 64 (session 14: at 0.38 tiles, D 64's plans at B=1 L=4k split into 64 one-tile chunks and
+    // read 22.7 % slower than with 32). D 256 keeps 0.38 (not measured).
+    if (DTypeBytes(c.kv_dtype) == 2 && c.head_dim == 64) limits.merge_round_trip = 0.76;
     limits.cluster_max_ctas = limits.slots * 10 / 11;
   }
   return limits;
@@ -80,8 +84,10 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
 
 bool DecodePersistentAllowed(const BatchDecodeConfig& c, DecodePersistentMode mode) {
   // 16-bit KV only (the fp8 epilogue would need two free stages); at head_dim 256 the
-  // persistent kernel spills (255 registers, one CTA per SM), so only a forced mode takes it.
-  return DTypeBytes(c.kv_dtype) == 2 && (c.head_dim <= 128 || mode == kPersistentAlways) &&
+  // persistent kernel spills (255 registers, one CTA per SM), and at head_dim 64 it read 8-20 %
+  // slower than one CTA per unit at every shape that took it (session 14: B=1 L=4k / 16k,
+  // B=16 L=1k / 4k, B=64 L=1k), so only a forced mode takes it there.
+  return DTypeBytes(c.kv_dtype) == 2 && (c.head_dim == 128 || mode == kPersistentAlways) &&
          mode != kPersistentNever && (!c.cuda_graph || mode == kPersistentAlways);
 }
 
