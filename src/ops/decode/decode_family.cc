@@ -111,8 +111,8 @@ int DecodeStages(int head_dim, int kv_bytes) {
   }
   // About 32 KB of K+V per stage in flight for 16-bit caches; two CTAs per SM up to D = 128.
   // D 256 (one CTA of 4 warps per SM, 255 registers): 3 stages (201 KB) read no faster than 2 on
-  // the H200 (session 13: 2.2-2.4 TB/s either way, 0.52-0.57x cuDNN): the bytes in flight are not
-  // what limits it (see docs/perf/decode.md, session 13).
+  // the H200 (session 13, and session 14 with 8 warps); what held Gemma-2's D 256 at 2.2-2.6 TB/s
+  // was the soft cap's tanhf and division (SoftCap since session 14: 4.3 TB/s, as D 128).
   // D 64: 3 stages (51 KB: 4 CTAs per SM) read faster than 4 (67 KB: 3 CTAs) on the H200
   // (session 14, d64 configuration, two rounds, queued): -1.4 to -5.7 % at 10 of 12 shapes,
   // +0.6 / +2.2 % at B=16 / 64 L=16k; 2 stages (5 CTAs) lost at every long shape (+3 to +10 %).

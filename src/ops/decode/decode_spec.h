@@ -68,9 +68,9 @@ void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas);
 // (fp8: the variant's longer loop, 746 -> 782 SASS instructions a tile).
 // Whether the kernel of a 16-bit KV cache reads Q's tensor-core fragments from shared memory at
 // each step instead of holding them in registers: at D 256, 64 registers a thread that the
-// D 256 kernel (255 registers, spilling, one CTA of 4 warps per SM) needs for its loads in flight
-// (session 13). Knob FLASHJIT_DECODE_Q_SMEM: 0 = never (registers, as before session 13); unset
-// (or anything else) = D 256 only. fp8 caches read into registers keep Q's permuted fragments.
+// D 256 kernel (255 registers, spilling, one CTA of 4 warps per SM) lacked (session 13). Knob
+// FLASHJIT_DECODE_Q_SMEM: 0 = never (registers, as before session 13); unset (or anything else) = D
+// 256 only. fp8 caches read into registers keep Q's permuted fragments.
 bool DecodeQSmem(int head_dim, DType kv_dtype);
 
 enum DecodeStealModes { kStealNever = 0, kStealAlways = 1, kStealAuto = 2 };
