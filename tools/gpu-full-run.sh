@@ -20,6 +20,10 @@ if [ "$mode" = stage ]; then
   export FLASHJIT_CACHE_DIR="$PWD/$build/gpu-cache" FLASHJIT_ARCH=sm_90a
   FLASHJIT_DRY_RUN=1 FLASHJIT_TEST_SEED=1 "$build/tests/flashjit_gpu_tests" | tail -2
   for b in "$build"/tools/bench/flashjit_bench_*; do "$b" --dry-run; done
+  # Decode's production configurations (`--configs`, the consolidated calls' sweep since
+  # session 13; the default run covers only the benchmark configuration).
+  "$build/tools/bench/flashjit_bench_decode" --dry-run \
+    --configs base,tp8,tp4,qwen7b,gemma2,gemma2w,mha,d64,page1,page64,f16 > /dev/null
   # The sampling bench's phase-stamp variants (`--stamps`), for a diagnostic call.
   "$build/tools/bench/flashjit_bench_sampling" --dry-run --only "B=0" --no-sweep --stamps
   # The cascade A/B below: the merge with 1, 2 and 4 vectors per lane.
