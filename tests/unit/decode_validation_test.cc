@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "src/codegen/render.h"
+#include "src/ops/decode/decode_common.h"
 #include "src/ops/decode/decode_schedule.h"
 #include "src/ops/decode/decode_spec.h"
 
@@ -551,6 +552,52 @@ TEST_CASE("decode variants read Q from shared memory only at head dim 256 with a
   REQUIRE(vb.ok());
   CHECK(va->canonical_json() != vb->canonical_json());
   CHECK(va->name() != vb->name());
+}
+
+// Session 14: D 64 (16-bit) runs 3 stages, 4 CTAs an SM; its persistent kernel holds 3; its
+// plans price the last CTA's merge at 0.76 tiles a round trip (D 128: 0.38) and take the
+// persistent grid only when forced (it read 8-20 % slower at every D 64 shape that took it).
+TEST_CASE("decode at head dim 64: 4 CTAs an SM, its merge price, no persistent grid by default",
+          "[decode]") {
+  if (std::getenv("FLASHJIT_DECODE_STAGES") || std::getenv("FLASHJIT_DECODE_PLAN_MODEL") ||
+      std::getenv("FLASHJIT_DECODE_PERSISTENT")) {
+    WARN("a decode plan knob is set: the default plans are not checked");
+    return;
+  }
+  auto engine = DryEngine();
+  auto config = [](int head_dim, DType kv) {
+    BatchDecodeConfig c;
+    c.num_qo_heads = 32;
+    c.num_kv_heads = 8;
+    c.head_dim = head_dim;
+    c.kv_dtype = kv;
+    return c;
+  };
+  const BatchDecodeConfig d64 = config(64, DType::kBF16), d128 = config(128, DType::kBF16);
+  CHECK(ops::DecodeStages(64, 2) == 3);
+  const ops::DecodeScheduleLimits l64 = ops::BatchDecodeLimits(*engine, d64, 132);
+  const ops::DecodeScheduleLimits l128 = ops::BatchDecodeLimits(*engine, d128, 132);
+  CHECK(l64.slots == 528);
+  CHECK(l64.PersistentSlots() == 396);
+  CHECK(l64.merge_round_trip == Approx(0.76));
+  CHECK(l128.slots == 264);
+  CHECK(l128.PersistentSlots() == 264);
+  CHECK(l128.merge_round_trip == Approx(0.38));
+  CHECK_FALSE(ops::DecodePersistentAllowed(d64, ops::kPersistentAuto));
+  CHECK(ops::DecodePersistentAllowed(d64, ops::kPersistentAlways));
+  CHECK(ops::DecodePersistentAllowed(d128, ops::kPersistentAuto));
+  CHECK_FALSE(ops::DecodePersistentAllowed(config(64, DType::kF8E4M3), ops::kPersistentAuto));
+  // The shapes whose plans regressed with 528 slots and the D 128 merge price (consolidated
+  // call, part 2): at least 2 tiles a chunk at B=1 L=4k, and none persistent.
+  for (auto [b, len] : {std::pair{1, 4096}, {1, 16384}, {16, 1024}, {16, 4096}, {64, 1024}}) {
+    ops::DecodeScheduleLimits l = l64;
+    l.max_items = ops::DecodeMaxItems(b, l);
+    const ops::DecodeSchedule sched =
+        ops::BuildDecodeSchedule(std::vector<ops::DecodeRequest>(b, {0, len, 0}), l);
+    INFO("B=" << b << " L=" << len << " chunk " << sched.chunk);
+    CHECK(sched.chunk >= 2 * attention::kDecodeTileKV);
+    CHECK_FALSE(ops::ChooseDecodePlanForm(d64, ops::kPersistentAuto, sched, l).persistent);
+  }
 }
 
 }  // namespace
