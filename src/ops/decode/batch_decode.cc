@@ -73,10 +73,12 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
     constexpr int kWarps = attention::kDecodeThreads / 32;
     limits.merge_rows_per_warp = (rows + kWarps - 1) / kWarps;
     limits.merge_batch = c.head_dim <= 128 ? 16 : 8;  // MergeHeadWarp's kBatch
-    // A round trip is about 0.73 us; a 16-bit tile takes about 1.9 us at D 128 and half that at
-    // D 64 (session 14: at 0.38 tiles, D 64's plans at B=1 L=4k split into 64 one-tile chunks and
-    // read 22.7 % slower than with 32). D 256 keeps 0.38 (not measured).
-    if (DTypeBytes(c.kv_dtype) == 2 && c.head_dim == 64) limits.merge_round_trip = 0.76;
+    // A round trip is about 0.73 us, and a 16-bit tile's time scales with its bytes (about 1.9 us
+    // at D 128): the price in tiles scales inversely with the head dim (session 14: at D 128's
+    // 0.38, D 64's plans at B=1 L=4k split into 64 one-tile chunks and read 22.7 % slower than
+    // with 32). Measured at D 64 and 128; D 256 and fp8 keep 0.38.
+    if (DTypeBytes(c.kv_dtype) == 2 && c.head_dim <= 128)
+      limits.merge_round_trip = 0.38 * 128.0 / c.head_dim;
     limits.cluster_max_ctas = limits.slots * 10 / 11;
   }
   return limits;
