@@ -16,8 +16,9 @@ constexpr int kDecodeQTile = 16;
 // Keys per pipeline stage, and threads per CTA (4 warps of 16 keys each).
 constexpr int kDecodeTileKV = 64;
 constexpr int kDecodeThreads = 128;
-// Query heads the merge kernel handles per CTA (one warp each).
-constexpr int kMergeHeadsPerCta = 4;
+// The merge kernel's warps a CTA (a CTA per request, query head and 32 columns; its warps split
+// the partials, 32 each a round trip).
+constexpr int kMergeWarps = 4;
 
 struct DecodeWorkItem {
   int32_t request;     // row of q / out / lse

@@ -10,16 +10,24 @@
 #include <vector>
 
 #include "attention/decode_params.cuh"
+#include "src/ops/decode/decode_common.h"
 #include "src/ops/decode/decode_spec.h"
 #include "tests/gpu/decode_batch_util.h"
 
 namespace flashjit::test {
 namespace {
 
-// Plans made in this scope take pair stealing where they can (1) or never (0).
+// Plans made in this scope take pair stealing where they can (1) or never (0), and merge split
+// requests in their last CTA (pairs are marked only there; the merge kernel would take them).
 struct ForceSteal {
-  explicit ForceSteal(int mode) { ops::SetDecodeStealForTesting(mode); }
-  ~ForceSteal() { ops::SetDecodeStealForTesting(-1); }
+  explicit ForceSteal(int mode) {
+    ops::SetDecodeStealForTesting(mode);
+    ops::SetDecodeMergeForTesting(ops::kMergeFused);
+  }
+  ~ForceSteal() {
+    ops::SetDecodeStealForTesting(-1);
+    ops::SetDecodeMergeForTesting(-1);
+  }
 };
 
 // Plans the case once and runs it `runs` times on fresh random q over poisoned outputs, each run

@@ -588,9 +588,11 @@ TEST_CASE("decode at head dim 64: 4 CTAs an SM, its merge price, no persistent g
   CHECK(ops::DecodePersistentAllowed(d128, ops::kPersistentAuto));
   CHECK_FALSE(ops::DecodePersistentAllowed(config(64, DType::kF8E4M3), ops::kPersistentAuto));
   // The shapes whose plans regressed with 528 slots and the D 128 merge price (consolidated
-  // call, part 2): at least 2 tiles a chunk at B=1 L=4k, and none persistent.
+  // call, part 2): at least 2 tiles a chunk at B=1 L=4k, and none persistent, with the last
+  // CTA's merge (FLASHJIT_DECODE_MERGE=fused: no merge kernel in the model).
   for (auto [b, len] : {std::pair{1, 4096}, {1, 16384}, {16, 1024}, {16, 4096}, {64, 1024}}) {
     ops::DecodeScheduleLimits l = l64;
+    l.merge_kernel_base = 0;
     l.max_items = ops::DecodeMaxItems(b, l);
     const ops::DecodeSchedule sched =
         ops::BuildDecodeSchedule(std::vector<ops::DecodeRequest>(b, {0, len, 0}), l);
@@ -598,6 +600,75 @@ TEST_CASE("decode at head dim 64: 4 CTAs an SM, its merge price, no persistent g
     CHECK(sched.chunk >= 2 * attention::kDecodeTileKV);
     CHECK_FALSE(ops::ChooseDecodePlanForm(d64, ops::kPersistentAuto, sched, l).persistent);
   }
+}
+
+// Session 15: split requests of one-wave plans with at least 8 chunks a request are merged by
+// the merge kernel (a CTA per request, query head and 32 columns) where the model prices it
+// below the last CTA's merge; one kv head at B=1 then splits over 64-128 CTAs instead of 32.
+// Never in graph mode, in plans of more than one wave, for 2-7 chunks, or under
+// FLASHJIT_DECODE_MERGE=fused.
+TEST_CASE("decode plans: the merge kernel where the last CTA's merge would be long", "[decode]") {
+  if (std::getenv("FLASHJIT_DECODE_PLAN_MODEL") || std::getenv("FLASHJIT_DECODE_PERSISTENT") ||
+      std::getenv("FLASHJIT_DECODE_MERGE") || std::getenv("FLASHJIT_DECODE_CHUNK") ||
+      std::getenv("FLASHJIT_DECODE_STAGES")) {
+    WARN("a decode plan knob is set: the default plans are not checked");
+    return;
+  }
+  auto engine = DryEngine();
+  auto plan = [&](int hq, int hkv, DType kv, int b, int len, bool graph) {
+    BatchDecodeConfig c;
+    c.num_qo_heads = hq;
+    c.num_kv_heads = hkv;
+    c.kv_dtype = kv;
+    c.max_batch_size = b;
+    c.cuda_graph = graph;
+    ops::DecodeScheduleLimits l = ops::BatchDecodeLimits(*engine, c, 132);
+    l.max_items = ops::DecodeMaxItems(b, l);
+    const ops::DecodeSchedule sched =
+        ops::BuildDecodeSchedule(std::vector<ops::DecodeRequest>(b, {0, len, 0}), l);
+    const ops::DecodePlanForm form = ops::ChooseDecodePlanForm(c, ops::kPersistentAuto, sched, l);
+    return std::pair{sched, form};
+  };
+  {
+    const auto [sched, form] = plan(8, 1, DType::kBF16, 1, 16384, false);  // tp8 B=1 L=16k
+    CHECK(form.merge_kernel);
+    CHECK(sched.work.size() >= 64);
+    CHECK(sched.work.size() <= 132);
+  }
+  for (int len : {4096, 16384}) {
+    const auto [sched, form] = plan(8, 1, DType::kBF16, 1, len, true);  // graph mode
+    INFO("graph mode, L=" << len);
+    CHECK_FALSE(form.merge_kernel);
+    CHECK(sched.work.size() == 32);  // the last CTA's merge keeps its price: 32 chunks
+  }
+  {
+    const auto [sched, form] = plan(32, 8, DType::kF8E4M3, 64, 4096, false);  // 4 waves
+    CHECK(sched.merge.size() == 64);
+    CHECK_FALSE(form.merge_kernel);
+  }
+  {
+    const auto [sched, form] = plan(32, 8, DType::kBF16, 16, 16384, false);  // 2 chunks each
+    CHECK(sched.merge.size() == 16);
+    CHECK_FALSE(form.merge_kernel);
+  }
+  {
+    ops::SetDecodeMergeForTesting(ops::kMergeFused);
+    const auto [sched, form] = plan(8, 1, DType::kBF16, 1, 16384, false);
+    ops::SetDecodeMergeForTesting(-1);
+    CHECK_FALSE(form.merge_kernel);
+    CHECK(sched.work.size() == 32);
+  }
+  ops::DecodeScheduleLimits l;
+  l.merge_rows_per_warp = 2;
+  l.merge_kernel_base = 1.1;
+  bool kernel = false;
+  CHECK(ops::DecodeMergeCost(128, 1, l, &kernel) == Approx(1.1));
+  CHECK(kernel);
+  CHECK(ops::DecodeMergeCost(129, 1, l, &kernel) == Approx(1.6));
+  ops::DecodeMergeCost(128, 2, l, &kernel);
+  CHECK_FALSE(kernel);
+  ops::DecodeMergeCost(7, 1, l, &kernel);
+  CHECK_FALSE(kernel);
 }
 
 }  // namespace

@@ -342,11 +342,12 @@ void PrintPlan(const Engine& engine, const Config& c, const Shape& s) {
   const ops::DecodePlanForm form = ops::ChooseDecodePlanForm(bc, ops::DecodePersistent(), sch, lim);
   fmt::print(
       "plan {} B={} L={}: group {} q_tiles {} ctas/item {} slots {} stages {} chunk {} items {} "
-      "ctas {} waves {:.2f} cluster {} merges {} persistent {} fast_index {} tiles/cta {}\n",
+      "ctas {} waves {:.2f} cluster {} merges {} merge_kernel {} persistent {} fast_index {} "
+      "tiles/cta {}\n",
       c.name.empty() ? "base" : c.name, s.b, s.len, group, q_tiles, lim.ctas_per_item, lim.slots,
       ops::DecodeStages(c.d, kv_bytes), sch.chunk, sch.work.size(), form.units,
-      double(form.units) / lim.slots, sch.cluster, sch.merge.size(), form.persistent ? 1 : 0,
-      form.fast_index ? 1 : 0, form.longest_tiles);
+      double(form.units) / lim.slots, sch.cluster, sch.merge.size(), form.merge_kernel ? 1 : 0,
+      form.persistent ? 1 : 0, form.fast_index ? 1 : 0, form.longest_tiles);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ struct BatchDecode::State {
   bool planned = false;
   int32_t batch = 0, n_items = 0, n_merge = 0, cluster = 0, persistent_ctas = 0;
   bool pdl = false;  // the attention launch takes programmatic dependent launch (ops::DecodePdl)
+  bool merge_kernel = false, merge_pdl = false;  // the merge launch (DecodePlanForm), its PDL
   int64_t nnz = 0, max_page_id = -1;
   ops::DecodeSpec spec;
   const runtime::Kernel* kernel = nullptr;
@@ -64,6 +65,8 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
   // so graph mode always merges through the workspace.
   if (!c.cuda_graph)
     limits.max_cluster = DecodeMaxCluster(engine, c.device, c.head_dim, DTypeBytes(c.kv_dtype));
+  // The merge kernel, outside graph mode; FLASHJIT_DECODE_MERGE=fused takes it out of the model.
+  if (!c.cuda_graph && DecodeMerge() != kMergeFused) limits.merge_kernel_base = 1.1;
   // Session 13 (knob FLASHJIT_DECODE_PLAN_MODEL=s12: without): the last CTA's merge priced by
   // its round trips, and clusters of more than 2 CTAs only where the GPU holds all of them
   // (DecodeScheduleLimits::merge_rows_per_warp, cluster_max_ctas). 10/11 of the slots: the
@@ -114,6 +117,18 @@ DecodePlanForm ChooseDecodePlanForm(const BatchDecodeConfig& c, DecodePersistent
   // one kernel).
   f.fast_index = DecodeFastIndexMode() == kFastIndexAuto && !c.cuda_graph && !f.persistent &&
                  f.units > limits.slots;
+  // The merge kernel: outside graph mode (a captured launch keeps one kernel) for plans of one
+  // CTA per unit that merge through the workspace; by default where the model prices it below
+  // the last CTA's merge (DecodeMergeCost).
+  const DecodeMergeMode merge = DecodeMerge();
+  int64_t most = 0;
+  for (const attention::DecodeMergeItem& m : sched.merge)
+    most = std::max<int64_t>(most, m.num_partials);
+  bool kernel_cheaper = false;
+  const int64_t waves = (f.units + limits.slots - 1) / std::max(1, limits.slots);
+  if (most > 0) DecodeMergeCost(most, waves, limits, &kernel_cheaper);
+  f.merge_kernel = !c.cuda_graph && !f.persistent && sched.cluster <= 1 && most > 0 &&
+                   (merge == kMergeKernel || (merge == kMergeAuto && kernel_cheaper));
   return f;
 }
 
@@ -261,6 +276,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   const bool steal_auto =
       steal_mode == ops::kStealAuto && DTypeBytes(c.kv_dtype) == 2 && n_units <= s.limits.slots;
   if ((steal_mode == ops::kStealAlways || steal_auto) && !c.cuda_graph && !persistent &&
+      !form.merge_kernel &&
       ops::MarkDecodeStealPairs(sched, spec.stages + 2,
                                 steal_auto ? ops::kDecodeStealAutoTiles : 0) > 0)
     spec.steal = 1;
@@ -287,6 +303,8 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   s.cluster = sched.cluster;
   s.persistent_ctas = units.ctas;
   s.pdl = ops::DecodePdl(*s.engine, c.device, form.longest);
+  s.merge_kernel = form.merge_kernel;
+  s.merge_pdl = form.merge_kernel && ops::DecodePdl(*s.engine, c.device, 0);
   s.nnz = nnz;
   s.max_page_id = max_page;
   s.spec = spec;
@@ -370,7 +388,8 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   p.partial_lse = reinterpret_cast<float*>(s.workspace + s.off_plse);
   p.partial_o = reinterpret_cast<float*>(s.workspace + s.off_po);
   p.merge_items = reinterpret_cast<const attention::DecodeMergeItem*>(s.workspace + s.off_merge);
-  p.merge_counters = reinterpret_cast<int32_t*>(s.workspace + s.off_count);
+  p.merge_counters =
+      s.merge_kernel ? nullptr : reinterpret_cast<int32_t*>(s.workspace + s.off_count);
   p.claims = reinterpret_cast<unsigned long long*>(s.workspace + s.off_claims);
   if (s.persistent_ok) {
     p.persistent_ctas = reinterpret_cast<const int32_t*>(s.workspace) + 2;
@@ -405,14 +424,14 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   mp.lse_stride_b = p.lse_stride_b;
   mp.num_qo_heads = p.num_qo_heads;
   const int grid = c.cuda_graph ? s.cap_items : s.n_items;
-  // Split requests are merged by their cluster (p.cluster) or their last CTA
-  // (p.merge_counters): no merge launch. A persistent plan launches its CTAs only; in graph
-  // mode (forced: every plan persistent) the captured grid is the resident capacity, and CTAs
+  // Split requests are merged by their cluster (p.cluster), their last CTA (p.merge_counters)
+  // or, where the plan says so, the merge kernel. A persistent plan launches its CTAs only; in
+  // graph mode (forced: every plan persistent) the captured grid is the resident capacity, and CTAs
   // beyond the current plan's count (read from the workspace) exit.
   const int persistent_grid =
       c.cuda_graph ? (s.persistent_ok ? s.limits.PersistentSlots() : 0) : s.persistent_ctas;
-  return LaunchDecode(*s.kernel, s.spec, p, grid, mp, 0, static_cast<CUstream>(stream),
-                      persistent_grid, s.pdl);
+  return LaunchDecode(*s.kernel, s.spec, p, grid, mp, s.merge_kernel ? s.n_merge : 0,
+                      static_cast<CUstream>(stream), persistent_grid, s.pdl, s.merge_pdl);
 }
 
 Status SplitKVCache(const TensorView& cache, TensorView* k_cache, TensorView* v_cache) {

@@ -177,6 +177,20 @@ DecodePersistentMode DecodePersistent() {
 }
 
 namespace {
+std::atomic<int> g_merge_test{-1};
+}  // namespace
+
+DecodeMergeMode DecodeMerge() {
+  const int forced = g_merge_test.load(std::memory_order_relaxed);
+  if (forced >= 0) return static_cast<DecodeMergeMode>(forced);
+  static const auto kMode = static_cast<DecodeMergeMode>(EnvMode(
+      "FLASHJIT_DECODE_MERGE", {{"fused", kMergeFused}, {"kernel", kMergeKernel}}, kMergeAuto));
+  return kMode;
+}
+
+void SetDecodeMergeForTesting(int mode) { g_merge_test.store(mode < 0 ? -1 : std::min(mode, 2)); }
+
+namespace {
 std::atomic<int> g_pdl_test{-1};
 std::atomic<unsigned long long*> g_stamps{nullptr};
 std::atomic<int> g_stamps_test{-1}, g_fast_index_test{-1}, g_steal_test{-1};
@@ -244,7 +258,7 @@ void SetDecodePdlForTesting(int mode) { g_pdl_test.store(mode < 0 ? -1 : (mode ?
 Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
                     const attention::DecodeParams& p, int grid_items,
                     const attention::DecodeMergeParams& mp, int merge_items, CUstream stream,
-                    int persistent_ctas, bool pdl) {
+                    int persistent_ctas, bool pdl, bool merge_pdl) {
   // Head-major order: the CTAs of one work item (one per kv head) are neighbours in the grid, so
   // they start together and read each page's rows of all heads at about the same time.
   const int64_t head_tiles = int64_t(p.num_kv_heads) * p.q_tiles;
@@ -281,11 +295,12 @@ Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
   if (p.cluster > 1) cfg.cluster_x = static_cast<uint32_t>(p.cluster);
   FLASHJIT_RETURN_IF_ERROR(kernel.Launch(0, cfg, &lp, stream));
   if (merge_items <= 0) return Status::Ok();
+  // A CTA per (item, query head, 32 columns), kMergeWarps warps splitting the partials.
   runtime::LaunchConfig mcfg;
   mcfg.grid_x = static_cast<uint32_t>(merge_items);
-  mcfg.grid_y = static_cast<uint32_t>((p.num_qo_heads + attention::kMergeHeadsPerCta - 1) /
-                                      attention::kMergeHeadsPerCta);
-  mcfg.block_x = attention::kMergeHeadsPerCta * 32;
+  mcfg.grid_y = static_cast<uint32_t>(p.num_qo_heads * (spec.head_dim / 32));
+  mcfg.block_x = attention::kMergeWarps * 32;
+  mcfg.programmatic = merge_pdl;
   return kernel.Launch(1, mcfg, &mp, stream);
 }
 

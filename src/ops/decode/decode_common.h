@@ -62,6 +62,16 @@ DecodePersistentMode DecodePersistent();
 // 256 and graph mode only when forced): BatchDecode::Create sizes the units' workspace by it.
 bool DecodePersistentAllowed(const BatchDecodeConfig& c, DecodePersistentMode mode);
 
+// How a plan's split requests are merged when no cluster does it: by the last CTA of each
+// (request, head tile) (kMergeFused: no second launch), or by the merge kernel (kMergeKernel: a
+// CTA per request, query head and 32 columns, spread over many SMs; launched with PDL). Knob
+// FLASHJIT_DECODE_MERGE=fused / kernel; unset = kMergeAuto: the cheaper in the plan model
+// (ops::DecodeMergeCost).
+enum DecodeMergeMode { kMergeFused = 0, kMergeKernel = 1, kMergeAuto = 2 };
+DecodeMergeMode DecodeMerge();
+// Tests: plans made afterwards use `mode`; < 0 restores the knob.
+void SetDecodeMergeForTesting(int mode);
+
 // The kernel form of a plan (BatchDecode::Plan's rules; also what bench_decode --plan prints).
 struct DecodePlanForm {
   int64_t units = 0;          // (work item, head tile) pairs
@@ -69,6 +79,7 @@ struct DecodePlanForm {
   int64_t longest_tiles = 0;  // its tiles
   bool persistent = false;    // resident CTAs walk lists of units
   bool fast_index = false;    // the CTA index from the launch's divisors (DecodeFastIndexMode)
+  bool merge_kernel = false;  // split requests merged by the merge kernel (DecodeMergeMode)
 };
 DecodePlanForm ChooseDecodePlanForm(const BatchDecodeConfig& c, DecodePersistentMode mode,
                                     const DecodeSchedule& sched,
@@ -89,7 +100,7 @@ void SetDecodePersistentForTesting(int mode, int max_ctas);
 // synced unchanged; on longer items the saving is under 0.3 % and the one-wave plans of B=16
 // L=16k/32k lost 1.0-1.4 %. FLASHJIT_DECODE_PDL=1: every sm_90+ launch; 0: none; unset: the
 // engine-wide rule (ops::UsePdl: FLASHJIT_PDL=0/1 forces every family off/on, else this
-// default). The merge kernel never takes it.
+// default). The merge kernel takes it wherever the rule allows PDL at all (DecodePdl(.., 0)).
 inline constexpr int64_t kDecodePdlMaxKeys = 4096;
 bool DecodePdl(const Engine& engine, int device, int64_t longest_keys);
 // Tests: 1 / 0 force PDL on / off for launches from now on; < 0 restores the knob.
@@ -97,11 +108,12 @@ void SetDecodePdlForTesting(int mode);
 
 // Launches the attention kernel over `grid_items` work items and, when `merge_items` > 0, the
 // merge kernel; or (persistent_ctas > 0) the persistent kernel on that many CTAs, nothing else.
-// pdl: the attention launch takes programmatic dependent launch (see DecodePdl).
+// pdl: the attention launch takes programmatic dependent launch (see DecodePdl); merge_pdl: the
+// merge launch does (it then starts under the attention kernel's tail).
 // p.cluster > 1: clusters of p.cluster CTAs in the order DecodeParams describes.
 Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,
                     const attention::DecodeParams& p, int grid_items,
                     const attention::DecodeMergeParams& mp, int merge_items, CUstream stream,
-                    int persistent_ctas = 0, bool pdl = false);
+                    int persistent_ctas = 0, bool pdl = false, bool merge_pdl = false);
 
 }  // namespace flashjit::ops

@@ -1,6 +1,7 @@
 #include "src/ops/decode/decode_schedule.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <queue>
 #include <utility>
@@ -9,6 +10,8 @@ namespace flashjit::ops {
 namespace {
 
 constexpr int64_t kTile = attention::kDecodeTileKV;
+
+std::atomic<int64_t> g_chunk_for_testing{0};  // SetDecodeChunkForTesting; 0: the knob
 
 int64_t ChunksOf(const DecodeRequest& r, int64_t chunk) {
   const int64_t keys = r.kv_len - r.kv_start;
@@ -48,6 +51,23 @@ double FusedMergeCost(int64_t n, const DecodeScheduleLimits& limits) {
 
 }  // namespace
 
+double DecodeMergeCost(int64_t n, int64_t waves, const DecodeScheduleLimits& limits, bool* kernel) {
+  const double fused = FusedMergeCost(n, limits);
+  double cost = fused;
+  if (limits.merge_kernel_base > 0 && waves <= 1 && n >= limits.merge_kernel_min_partials) {
+    const int64_t per = std::max(1, limits.merge_kernel_partials);
+    const double k = limits.merge_kernel_base +
+                     limits.merge_kernel_trip * static_cast<double>((n + per - 1) / per - 1);
+    cost = std::min(fused, k);
+  }
+  if (kernel) *kernel = cost < fused;
+  return cost;
+}
+
+void SetDecodeChunkForTesting(int64_t keys) {
+  g_chunk_for_testing.store(keys > 0 ? keys : 0, std::memory_order_relaxed);
+}
+
 int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits) {
   // The chooser never takes more than about four waves of split items beyond one per request.
   const int64_t per_wave = std::max(1, limits.slots / std::max(1, limits.ctas_per_item));
@@ -58,13 +78,15 @@ int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
                           const DecodeScheduleLimits& limits) {
   // Tuning knob for benchmarks: FLASHJIT_DECODE_CHUNK (keys, rounded up to a tile) fixes the
   // chunk where the workspace has room for the items it makes.
-  static const int64_t kForced = [] {
+  static const int64_t kKnob = [] {
     const char* v = std::getenv("FLASHJIT_DECODE_CHUNK");
-    const int64_t n = v ? std::atoll(v) : 0;
-    return n > 0 ? (n + kTile - 1) / kTile * kTile : 0;
+    return v ? std::atoll(v) : 0;
   }();
-  if (kForced > 0 && kForced <= 0x7fffffff && ItemsFor(requests, kForced) <= limits.max_items)
-    return static_cast<int32_t>(kForced);
+  const int64_t test = g_chunk_for_testing.load(std::memory_order_relaxed);
+  const int64_t wanted = test > 0 ? test : kKnob;
+  const int64_t forced = wanted > 0 ? (wanted + kTile - 1) / kTile * kTile : 0;
+  if (forced > 0 && forced <= 0x7fffffff && ItemsFor(requests, forced) <= limits.max_items)
+    return static_cast<int32_t>(forced);
   int64_t longest = 0;
   for (const DecodeRequest& r : requests)
     longest = std::max<int64_t>(longest, r.kv_len - r.kv_start);
@@ -86,7 +108,8 @@ int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
         !split ? 0.0
                : (ClusterFor(requests, tiles * kTile, limits)
                       ? limits.cluster_merge_cost
-                      : FusedMergeCost((longest + tiles * kTile - 1) / (tiles * kTile), limits));
+                      : DecodeMergeCost((longest + tiles * kTile - 1) / (tiles * kTile), waves,
+                                        limits));
     const double cost = static_cast<double>(waves) * (tiles * tile_cost + 1) + merge;
     if (cost < best_cost) {  // ties keep the larger chunk (fewer partials)
       best_cost = cost;

@@ -56,7 +56,27 @@ struct DecodeScheduleLimits {
   int merge_rows_per_warp = 0;
   int merge_batch = 16;
   double merge_round_trip = 0.38;
+  // The merge kernel (a CTA per request, query head and 32 columns, launched after the attention
+  // kernel with PDL; not in graph mode), in tiles: merge_kernel_base for up to
+  // merge_kernel_partials partials a request, plus merge_kernel_trip for each further round trip
+  // of as many. It is an option only for plans of one wave whose requests split into at least
+  // merge_kernel_min_partials chunks; 0 base: never. Where it applies, the cheaper merge is
+  // modelled and taken (DecodeMergeCost). Measured on the H200 (session 15, bf16 and fp8,
+  // 11 configurations): the merge kernel added about 2.1 us (1.1 tiles) to one kv head's B=1 L=16k
+  // plan of 32 chunks, and cut 4-43 % from plans of one wave and 8-128 chunks a request; it lost
+  // 1.7-3.8 % where the last CTAs merge 2-3 partials each or overlap later waves (fp8 B=64
+  // L=4k: 4 waves; 32 kv heads x 8 query heads at B=64 L=16k: 2 chunks a request).
+  double merge_kernel_base = 0.0;
+  double merge_kernel_trip = 0.5;
+  int merge_kernel_partials = 128;
+  int merge_kernel_min_partials = 8;
 };
+
+// The modelled merge of split requests of at most n chunks without a cluster, in a plan of
+// `waves` waves of CTAs, in tiles: the last CTA's (the rows x round trips model above) or the
+// merge kernel's where it applies, whichever is cheaper; *kernel says which.
+double DecodeMergeCost(int64_t n, int64_t waves, const DecodeScheduleLimits& limits,
+                       bool* kernel = nullptr);
 
 struct DecodeSchedule {
   int32_t chunk = 0;                            // keys per work item at most
@@ -75,6 +95,11 @@ struct DecodeSchedule {
 // DecodeScheduleLimits::max_cluster). Never more than limits.max_items work items.
 int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
                           const DecodeScheduleLimits& limits);
+
+// Tests: plans made afterwards take chunks of `keys` (rounded up to a tile) where the workspace
+// has room for the items they make, as the tuning knob FLASHJIT_DECODE_CHUNK does; keys <= 0
+// restores the knob.
+void SetDecodeChunkForTesting(int64_t keys);
 
 DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
                                    const DecodeScheduleLimits& limits);

@@ -118,7 +118,7 @@ Status SingleDecode(Engine& engine, const TensorView& q, const TensorView& k, co
     // n_chunks + chunk, see DecodeParams::cluster), which merges them in shared memory.
     p.cluster = split.cluster;
     return LaunchDecode(*kernel, spec, p, n_chunks, attention::DecodeMergeParams{}, 0,
-                        static_cast<CUstream>(stream), 0, pdl);
+                        static_cast<CUstream>(stream), 0, pdl, false);
   }
   const size_t lse_bytes = (static_cast<size_t>(n_chunks) * num_qo_heads * 4 + 15) / 16 * 16;
   p.partial_lse = static_cast<float*>(workspace);
@@ -134,7 +134,7 @@ Status SingleDecode(Engine& engine, const TensorView& q, const TensorView& k, co
   mp.num_qo_heads = p.num_qo_heads;
   mp.single_partials = n_chunks;
   return LaunchDecode(*kernel, spec, p, n_chunks, mp, n_chunks > 1 ? 1 : 0,
-                      static_cast<CUstream>(stream), 0, pdl);
+                      static_cast<CUstream>(stream), 0, pdl, DecodePdl(engine, q.device, 0));
 }
 
 }  // namespace flashjit
