@@ -1,9 +1,9 @@
-// Split requests merged by their last CTA (a warp per query head) and by the merge kernel (a warp
-// per query head and 32 columns, launched with PDL; session 15). Chunks are forced small so that
-// requests split into tens to hundreds of partials: rows of 1 / 2 / 8 / 16 query heads, head
-// dims 64 / 128 / 256, a 16-bit and an fp8 cache, page sizes 1 and 16, sinks, the LSE, empty and
-// one-key requests. Each case runs under both merge forms; its plan is checked to hold the
-// expected work items and merges, then run against the fp64 reference.
+// Split requests merged by their last CTA (a warp per query head) and by the merge kernel (a CTA
+// per query head and 32 columns, 4 warps splitting the partials, launched with PDL; session 15).
+// Chunks are forced small so that requests split into tens to hundreds of partials: rows of 1 / 2 /
+// 8 / 16 query heads, head dims 64 / 128 / 256, a 16-bit and an fp8 cache, page sizes 1 and 16,
+// sinks, the LSE, empty and one-key requests. Each case runs under both merge forms; its plan is
+// checked to hold the expected work items and merges, then run against the fp64 reference.
 #include <cstdint>
 #include <vector>
 
