@@ -96,7 +96,10 @@ class FLASHJIT_API BatchDecode {
               const DecodeOptions& options, void* workspace, size_t workspace_bytes,
               void* stream = nullptr, const int32_t* kv_indices = nullptr, int64_t num_pages = 0);
 
-  // Launches the planned batch: no allocation, no host sync, no compile.
+  // Launches the planned batch: no allocation, no host sync, no compile. One kernel launch, or
+  // two where the plan merges split requests with the merge kernel (a CTA per request, query head
+  // and 32 columns, after the attention kernel; never in graph mode, where Run() launches one
+  // fixed grid).
   // REQUIRES: q [batch, Hq, D]; k_cache and v_cache [num_pages, page_size, Hkv, D] (NHD) or
   // [num_pages, Hkv, page_size, D] (HND) with equal strides (SplitKVCache() gives them for a
   // combined [num_pages, 2, ...] tensor); kv_indices i32 [>= kv_indptr[batch]] on the device;
