@@ -236,7 +236,7 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
   }
   if (!kSwizzled && p.cluster > 1) {  // persistent plans never cluster
     ClusterMerge<V>(p, w, qh0, rows, o_smem, row_lse);
-  } else if (w.partial >= 0 && p.merge_counters) {
+  } else if (w.partial >= 0 && w.merge >= 0 && p.merge_counters) {
     FusedMerge<V>(p, w, merge_item, head_tile, qh0, rows);
   }
 }

@@ -98,8 +98,8 @@ FLASHJIT_DEVICE void MergeHeadWarp(const float* partial_o, const float* partial_
 // first .. first + n - 1 into out_row[col ..] and (col 0) *lse when not null. Warp w takes the
 // blocks of 32 partials w, w + kMergeWarps, ...: a block's LSE load (a lane each) and the 32 loads
 // of its column in flight together, the warp's running (max, sum, acc) rescaled between blocks;
-// then the warps' states are combined through shared memory. So up to 32 x kMergeWarps partials cost
-// one round trip.
+// then the warps' states are combined through shared memory. So up to 32 x kMergeWarps partials
+// cost one round trip.
 template <class V>
 FLASHJIT_DEVICE void MergeColumnsCta(const float* partial_o, const float* partial_lse, int first,
                                      int n, int num_qo_heads, int qh, int col,

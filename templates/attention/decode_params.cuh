@@ -27,7 +27,7 @@ struct DecodeWorkItem {
   int32_t kv_start;    // keys [kv_start, kv_end) of this item
   int32_t kv_end;
   int32_t partial;  // slot in the partial buffers, or -1: write out and lse directly
-  int32_t merge;    // the request's merge item when split (fused merge), else -1
+  int32_t merge;    // the request's merge item when its last CTA merges it, else -1
   int32_t pad_;
 };
 // Pair stealing (kSteal variants): DecodeWorkItem::pad_ = role | region tiles << 2. Two
@@ -80,8 +80,9 @@ struct DecodeParams {
   float* partial_o;    // [slots, Hq, D]
   float* partial_lse;  // [slots, Hq]
   const float* sinks;  // [Hq] natural-log sink logits, or null
-  // Fused merge (plans): the last CTA of a split request merges its partials. Counters
-  // [merge items, head tiles] start at 0 and are left at 0. Null: the merge kernel does it.
+  // Fused merge (plans): the last CTA of a split request whose items name a merge item (merge
+  // >= 0) merges its partials. Counters [merge items, head tiles] start at 0 and are left at 0.
+  // Items with merge -1 leave their partials to the merge kernel.
   const DecodeMergeItem* merge_items;
   int32_t* merge_counters;
   // Persistent plans (16-bit KV, the kernel decode_persistent): *persistent_ctas CTAs walk the

@@ -147,9 +147,9 @@ PlannedCase PlanCase(const BatchCase& c, const PagedCache& pc, const DecodeOptio
 
 PlanHeader DownloadPlanHeader(const DeviceBuffer& ws) {
   Synchronize();
-  int32_t words[4];  // work items, merge items, persistent CTAs, 0
+  int32_t words[4];  // work items, merge items, persistent CTAs, the merge kernel's items
   ws.Download(words, sizeof(words));
-  return {words[0], words[1], words[2]};
+  return {words[0], words[1], words[2], words[3]};
 }
 
 void RunBatch(BatchCase c, std::mt19937& rng) {

@@ -58,9 +58,10 @@ struct PlannedCase {
 PlannedCase PlanCase(const BatchCase& c, const PagedCache& pc, const DecodeOptions& options);
 
 // The header Plan() writes at the start of the workspace (read after a sync): the number of work
-// items, of merge items, and the persistent grid's CTAs (0: not persistent).
+// items, of merge items, the persistent grid's CTAs (0: not persistent), and the merge items
+// the merge kernel merges (0: none; the last CTAs merge them).
 struct PlanHeader {
-  int32_t work = 0, merge = 0, persistent_ctas = 0;
+  int32_t work = 0, merge = 0, persistent_ctas = 0, kernel_merge = 0;
 };
 PlanHeader DownloadPlanHeader(const DeviceBuffer& ws);
 

@@ -39,6 +39,7 @@ void RunSplitAs(const BatchCase& c, int64_t chunk, ops::DecodeMergeMode merge, i
     CHECK(h.work == items);
     CHECK(h.merge == merges);
     CHECK(h.persistent_ctas == 0);
+    CHECK(h.kernel_merge == (merge == ops::kMergeKernel ? merges : 0));
   }
   RunBatch(c, rng);
 }

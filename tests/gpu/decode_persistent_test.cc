@@ -14,14 +14,23 @@
 namespace flashjit::test {
 namespace {
 
+// A graph-mode wrapper and the plans replayed through one capture: (batch, length cut).
+struct GraphCase {
+  int num_qo_heads = 16, num_kv_heads = 4, max_b = 16, max_len = 6000;
+  std::vector<std::pair<int, int>> plans = {{12, 6000}, {16, 300}, {5, 6000}, {16, 100000}};
+  std::vector<int> lens;  // the requests' lengths (empty: MixedLengths up to max_len)
+  // The wrapper launches the merge kernel on every replay: some plans must take it, some not.
+  bool merge_kernel = false;
+};
+
 // A CUDA graph captured once replays correctly after plans of other lengths and batch sizes
 // (with `forced_ctas` > 0: under a forced persistent grid of at most that many CTAs).
-void GraphReplay(std::mt19937& rng, int forced_ctas) {
+void GraphReplay(std::mt19937& rng, int forced_ctas, const GraphCase& g = {}) {
   BatchCase c;
-  c.num_qo_heads = 16;
-  c.num_kv_heads = 4;
-  const int max_b = 16;
-  c.lens = MixedLengths(max_b, 6000, 16, rng);
+  c.num_qo_heads = g.num_qo_heads;
+  c.num_kv_heads = g.num_kv_heads;
+  const int max_b = g.max_b;
+  c.lens = g.lens.empty() ? MixedLengths(max_b, g.max_len, 16, rng) : g.lens;
   PagedCache pc = BuildCache(c, rng);  // the cache of the largest batch; plans use prefixes
   const int hq = c.num_qo_heads, d = c.head_dim;
   std::vector<float> q = RandomNormal(int64_t(max_b) * hq * d, rng);
@@ -92,7 +101,7 @@ void GraphReplay(std::mt19937& rng, int forced_ctas) {
     if (!view.page_ids.empty()) pc.indices.Upload(view.page_ids.data(), view.page_ids.size() * 4);
   };
 
-  auto [sub1, view1] = plan(12, 6000);
+  auto [sub1, view1] = plan(g.plans[0].first, g.plans[0].second);
   upload_indices(view1);
   REQUIRE(w.Run(tq, tk, tv, tidx, tout, tlse).ok());  // warm-up outside the capture
   if (DryRun()) return;
@@ -103,9 +112,14 @@ void GraphReplay(std::mt19937& rng, int forced_ctas) {
       graph.Capture([&](CUstream s) { return w.Run(tq, tk, tv, tidx, tout, tlse, s); });
   INFO(captured.ToString());
   REQUIRE(captured.ok());
-  for (auto [b, cut] : {std::pair{12, 6000}, {16, 300}, {5, 6000}, {16, 100000}}) {
+  int kernel_merged = 0;  // plans that took the merge kernel
+  for (auto [b, cut] : g.plans) {
     auto [sub, view] = plan(b, cut);
     upload_indices(view);
+    if (g.merge_kernel) {
+      const PlanHeader h = DownloadPlanHeader(ws);
+      kernel_merged += h.kernel_merge > 0;
+    }
     if (forced_ctas > 0) {  // the replayed launch runs the persistent form
       const PlanHeader h = DownloadPlanHeader(ws);
       INFO("graph plan B=" << b << " cut " << cut << ": persistent CTAs " << h.persistent_ctas);
@@ -117,12 +131,26 @@ void GraphReplay(std::mt19937& rng, int forced_ctas) {
     graph.Replay();
     check(sub, view, b);
   }
+  if (g.merge_kernel) {
+    CHECK(kernel_merged > 0);
+    CHECK(kernel_merged < static_cast<int>(g.plans.size()));  // its launch exited at once
+  }
 }
 
 TEST_CASE("batch decode: a CUDA graph captured once replays correctly after new plans",
           "[gpu][decode]") {
   std::mt19937 rng(Seed());
   GraphReplay(rng, 0);
+  // One kv head, batches of up to 4: the wrapper launches the merge kernel on every replay (it
+  // exits at once for the short plan that does not split).
+  GraphCase g;
+  g.num_qo_heads = 8;
+  g.num_kv_heads = 1;
+  g.max_b = 4;
+  g.lens = {16000, 9000, 12001, 5000};
+  g.plans = {{1, 16000}, {4, 100}, {4, 16000}, {2, 3000}, {1, 100000}};
+  g.merge_kernel = true;
+  GraphReplay(rng, 0, g);
 }
 
 // Forces the persistent form (every plan of a 16-bit cache that does not cluster) with at most

@@ -605,8 +605,8 @@ TEST_CASE("decode at head dim 64: 4 CTAs an SM, its merge price, no persistent g
 // Session 15: split requests of one-wave plans with at least 8 chunks a request are merged by
 // the merge kernel (a CTA per request, query head and 32 columns) where the model prices it
 // below the last CTA's merge; one kv head at B=1 then splits over 64-128 CTAs instead of 32.
-// Never in graph mode, in plans of more than one wave, for 2-7 chunks, or under
-// FLASHJIT_DECODE_MERGE=fused.
+// Not in plans of more than one wave, for 2-7 chunks, under FLASHJIT_DECODE_MERGE=fused, or in
+// graph mode beyond small batches (ops::DecodeGraphMergeKernel).
 TEST_CASE("decode plans: the merge kernel where the last CTA's merge would be long", "[decode]") {
   if (std::getenv("FLASHJIT_DECODE_PLAN_MODEL") || std::getenv("FLASHJIT_DECODE_PERSISTENT") ||
       std::getenv("FLASHJIT_DECODE_MERGE") || std::getenv("FLASHJIT_DECODE_CHUNK") ||
@@ -615,12 +615,12 @@ TEST_CASE("decode plans: the merge kernel where the last CTA's merge would be lo
     return;
   }
   auto engine = DryEngine();
-  auto plan = [&](int hq, int hkv, DType kv, int b, int len, bool graph) {
+  auto plan = [&](int hq, int hkv, DType kv, int b, int len, bool graph, int max_b = 0) {
     BatchDecodeConfig c;
     c.num_qo_heads = hq;
     c.num_kv_heads = hkv;
     c.kv_dtype = kv;
-    c.max_batch_size = b;
+    c.max_batch_size = std::max(b, max_b);
     c.cuda_graph = graph;
     ops::DecodeScheduleLimits l = ops::BatchDecodeLimits(*engine, c, 132);
     l.max_items = ops::DecodeMaxItems(b, l);
@@ -636,10 +636,15 @@ TEST_CASE("decode plans: the merge kernel where the last CTA's merge would be lo
     CHECK(sched.work.size() <= 132);
   }
   for (int len : {4096, 16384}) {
-    const auto [sched, form] = plan(8, 1, DType::kBF16, 1, len, true);  // graph mode
+    // Graph mode: a wrapper of batches up to 33 x 8 x 1 <= 264 launches the merge kernel on every
+    // replay, one of 34 does not (its plans keep the last CTA's merge and its price: 32 chunks).
     INFO("graph mode, L=" << len);
-    CHECK_FALSE(form.merge_kernel);
-    CHECK(sched.work.size() == 32);  // the last CTA's merge keeps its price: 32 chunks
+    const auto [sched, form] = plan(8, 1, DType::kBF16, 1, len, true, 33);
+    CHECK(form.merge_kernel);
+    CHECK(sched.work.size() >= 64);
+    const auto [sched2, form2] = plan(8, 1, DType::kBF16, 1, len, true, 34);
+    CHECK_FALSE(form2.merge_kernel);
+    CHECK(sched2.work.size() == 32);
   }
   {
     const auto [sched, form] = plan(32, 8, DType::kF8E4M3, 64, 4096, false);  // 4 waves

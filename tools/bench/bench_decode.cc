@@ -100,6 +100,9 @@ std::string ShapeKey(const Shape& s) {
 // --max-batch N: the wrapper's max_batch_size is max(B, N) instead of B (session 12: a larger
 // workspace, so that FLASHJIT_DECODE_CHUNK may force plans of more work items than
 // DecodeMaxItems(B) allows, e.g. chunks of 2048 keys at B=16 L=32k).
+// --graph: the wrapper in CUDA graph mode (max_batch_size = max(B, --max-batch)); each input
+// copy's Run() is captured once into a graph, and the timed call is its cuGraphLaunch (session
+// 15: the merge kernel in graph mode).
 // --layout hnd: the paged cache as [pages, 2, Hkv, page, D] (one head's page contiguous) instead
 // of NHD [pages, 2, page, Hkv, D]; the same bytes and page tables.
 // --stamps FILE: diagnostic (FLASHJIT_DECODE_STAMPS=1, the stamps variant): before timing each
@@ -111,6 +114,7 @@ std::string ShapeKey(const Shape& s) {
 struct Options {
   std::vector<std::string> shapes;
   bool hnd = false;
+  bool graph = false;  // --graph
   int max_batch = 0;
   std::string stamps;
   std::vector<Config> configs;  // --configs (empty: the default grid on `custom`)
@@ -156,6 +160,7 @@ Options ParseOptions(int argc, char** argv) {
     }
     if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) o.shapes = SplitList(argv[++i]);
     if (!std::strcmp(argv[i], "--plan")) o.plan = true;
+    if (!std::strcmp(argv[i], "--graph")) o.graph = true;
     if (!std::strcmp(argv[i], "--configs") && i + 1 < argc) {
       for (const std::string& n : SplitList(argv[++i])) {
         bool found = false;
@@ -318,9 +323,38 @@ void StampShape(const std::function<void(int)>& run, const std::string& path, co
   if (f) std::fclose(f);
 }
 
+// --graph: captures run_on(cp, stream) for each input copy cp into an instantiated graph (the
+// wrapper is in graph mode and planned).
+std::vector<CUgraphExec> CaptureGraphs(int copies,
+                                       const std::function<void(int, CUstream)>& run_on) {
+  auto d = runtime::Driver();
+  Check(d.status());
+  auto check = [](CUresult rc, const char* what) {
+    if (rc != CUDA_SUCCESS) Check(runtime::CudaStatus(rc, what));
+  };
+  CUstream stream = nullptr;
+  check((*d)->cuStreamCreate(&stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+  std::vector<CUgraphExec> out;
+  for (int cp = 0; cp < copies; ++cp) {
+    run_on(cp, stream);  // outside the capture first (nothing to load while capturing)
+    check((*d)->cuStreamSynchronize(stream), "cuStreamSynchronize");
+    check((*d)->cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+          "cuStreamBeginCapture");
+    run_on(cp, stream);
+    CUgraph graph = nullptr;
+    check((*d)->cuStreamEndCapture(stream, &graph), "cuStreamEndCapture");
+    CUgraphExec exec = nullptr;
+    check((*d)->cuGraphInstantiate(&exec, graph, 0), "cuGraphInstantiate");
+    (*d)->cuGraphDestroy(graph);
+    out.push_back(exec);
+  }
+  check((*d)->cuStreamDestroy(stream), "cuStreamDestroy");
+  return out;
+}
+
 // --plan: the schedule BatchDecode::Create/Plan make for this configuration and batch on an
 // H200 (132 SMs: ops::BatchDecodeLimits and ops::ChooseDecodePlanForm, host only; the knobs apply).
-void PrintPlan(const Engine& engine, const Config& c, const Shape& s) {
+void PrintPlan(const Engine& engine, const Config& c, const Shape& s, bool graph, int max_batch) {
   BatchDecodeConfig bc;
   bc.num_qo_heads = c.hq;
   bc.num_kv_heads = c.hkv;
@@ -328,9 +362,10 @@ void PrintPlan(const Engine& engine, const Config& c, const Shape& s) {
   bc.page_size = c.ps;
   bc.q_dtype = c.q;
   bc.kv_dtype = s.kv;
-  bc.max_batch_size = s.b;
+  bc.max_batch_size = std::max(s.b, max_batch);
+  bc.cuda_graph = graph;
   ops::DecodeScheduleLimits lim = ops::BatchDecodeLimits(engine, bc, 132);
-  lim.max_items = ops::DecodeMaxItems(s.b, lim);
+  lim.max_items = ops::DecodeMaxItems(bc.max_batch_size, lim);
   const int kv_bytes = DTypeBytes(s.kv);
   const int group = c.hq / c.hkv;
   const int q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;
@@ -405,7 +440,7 @@ int main(int argc, char** argv) {
     const Config& c = configs[s.cfg];
     const int hq = c.hq, hkv = c.hkv, d = c.d, ps = c.ps;
     const int64_t page_bytes = int64_t(ps) * key_bytes(s);  // K and V of one page
-    if (opt.plan) PrintPlan(engine, c, s);
+    if (opt.plan) PrintPlan(engine, c, s, opt.graph, opt.max_batch);
     const int64_t pages_per = (s.len + ps - 1) / ps, pages = pages_per * s.b;
     const int64_t keys = c.window >= 0 ? std::min(s.len, c.window + 1) : s.len;
     const int64_t kv_bytes = int64_t(s.b) * keys * key_bytes(s);
@@ -436,6 +471,7 @@ int main(int argc, char** argv) {
     cfg.kv_dtype = s.kv;
     cfg.max_batch_size = std::max(s.b, opt.max_batch);
     cfg.layout = opt.hnd ? KVLayout::kHND : KVLayout::kNHD;
+    cfg.cuda_graph = opt.graph;
     auto w = BatchDecode::Create(engine, cfg);
     Check(w.status());
     if ((*w)->WorkspaceBytes() > ws_bytes) {
@@ -450,11 +486,19 @@ int main(int argc, char** argv) {
                                : TensorView::Contiguous(pool, s.kv, {n_pages, 2, ps, hkv, d});
     TensorView k, v;
     Check(SplitKVCache(cache, &k, &v));
-    const auto run = [&](int i) {
+    const auto run_on = [&](int i, CUstream stream) {
       const int cp = i % copies;
       Check((*w)->Run(TensorView::Contiguous(qs[cp], c.q, {s.b, hq, d}), k, v,
                       TensorView::Contiguous(tables[cp], DType::kI32, {pages}),
-                      TensorView::Contiguous(outs[cp], c.q, {s.b, hq, d})));
+                      TensorView::Contiguous(outs[cp], c.q, {s.b, hq, d}), {}, stream));
+    };
+    std::vector<CUgraphExec> graphs;  // --graph: one per input copy
+    if (opt.graph && !bench::DryRun()) graphs = CaptureGraphs(copies, run_on);
+    const auto run = [&](int i) {
+      if (graphs.empty()) return run_on(i, nullptr);
+      auto d = runtime::Driver();
+      if ((*d)->cuGraphLaunch(graphs[i % copies], nullptr) != CUDA_SUCCESS)
+        throw std::runtime_error("cuGraphLaunch");
     };
     const std::string dt = s.kv == DType::kBF16  ? "bf16"
                            : s.kv == DType::kF16 ? "f16"
@@ -463,10 +507,11 @@ int main(int argc, char** argv) {
     if (!opt.stamps.empty())
       StampShape(run, opt.stamps, s, label, double(kv_bytes), opt.hnd, copies);
     const bench::Timings t = Time(run);
-    bench::Report("decode", fmt::format("{} B={} L={}", label, s.b, s.len), t.alone,
-                  double(kv_bytes), 0,
+    bench::Report(opt.graph ? "decode_graph" : "decode",
+                  fmt::format("{} B={} L={}", label, s.b, s.len), t.alone, double(kv_bytes), 0,
                   fmt::format("stages {}", ops::DecodeStages(d, DTypeBytes(s.kv))) +
                       bench::TimingsNote(t, double(kv_bytes)));
+    for (CUgraphExec g : graphs) (*runtime::Driver())->cuGraphExecDestroy(g);
   }
   if (!opt.configs.empty() || !opt.custom.name.empty()) return 0;
   const int hq = 32, hkv = 8, d = 128;

@@ -32,7 +32,10 @@ struct BatchDecode::State {
   bool planned = false;
   int32_t batch = 0, n_items = 0, n_merge = 0, cluster = 0, persistent_ctas = 0;
   bool pdl = false;  // the attention launch takes programmatic dependent launch (ops::DecodePdl)
-  bool merge_kernel = false, merge_pdl = false;  // the merge launch (DecodePlanForm), its PDL
+  bool merge_kernel = false;  // the plan takes the merge kernel (DecodePlanForm)
+  // At Create: graph mode launches the merge kernel on every replay (DecodeGraphMergeKernel);
+  // the merge launch takes PDL (ops::DecodePdl's rule allows it).
+  bool graph_merge = false, merge_pdl = false;
   int64_t nnz = 0, max_page_id = -1;
   ops::DecodeSpec spec;
   const runtime::Kernel* kernel = nullptr;
@@ -44,6 +47,15 @@ struct BatchDecode::State {
 static size_t Align16(size_t x) { return (x + 15) / 16 * 16; }
 
 namespace ops {
+
+bool DecodeGraphMergeKernel(const BatchDecodeConfig& c, const DecodeScheduleLimits& limits) {
+  // Plans of one wave split at most slots / (min_partials x ctas_per_item) requests into
+  // min_partials chunks or more: a wrapper whose every batch fits that has plans that take the
+  // merge kernel often, and its empty launches (plans that do not split) are short.
+  return c.cuda_graph && DecodeMerge() != kMergeFused &&
+         int64_t(c.max_batch_size) * limits.ctas_per_item * limits.merge_kernel_min_partials <=
+             limits.slots;
+}
 
 DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms) {
   DecodeScheduleLimits limits;
@@ -65,8 +77,10 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
   // so graph mode always merges through the workspace.
   if (!c.cuda_graph)
     limits.max_cluster = DecodeMaxCluster(engine, c.device, c.head_dim, DTypeBytes(c.kv_dtype));
-  // The merge kernel, outside graph mode; FLASHJIT_DECODE_MERGE=fused takes it out of the model.
-  if (!c.cuda_graph && DecodeMerge() != kMergeFused) limits.merge_kernel_base = 1.1;
+  // The merge kernel (FLASHJIT_DECODE_MERGE=fused takes it out of the model); in graph mode only
+  // where the wrapper launches it on every replay (DecodeGraphMergeKernel).
+  if (DecodeMerge() != kMergeFused && (!c.cuda_graph || DecodeGraphMergeKernel(c, limits)))
+    limits.merge_kernel_base = 1.1;
   // Session 13 (knob FLASHJIT_DECODE_PLAN_MODEL=s12: without): the last CTA's merge priced by
   // its round trips, and clusters of more than 2 CTAs only where the GPU holds all of them
   // (DecodeScheduleLimits::merge_rows_per_warp, cluster_max_ctas). 10/11 of the slots: the
@@ -117,9 +131,9 @@ DecodePlanForm ChooseDecodePlanForm(const BatchDecodeConfig& c, DecodePersistent
   // one kernel).
   f.fast_index = DecodeFastIndexMode() == kFastIndexAuto && !c.cuda_graph && !f.persistent &&
                  f.units > limits.slots;
-  // The merge kernel: outside graph mode (a captured launch keeps one kernel) for plans of one
-  // CTA per unit that merge through the workspace; by default where the model prices it below
-  // the last CTA's merge (DecodeMergeCost).
+  // The merge kernel, where the limits offer it (not in graph mode unless the wrapper launches it
+  // on every replay), for plans of one CTA per unit that merge through the workspace; by default
+  // where the model prices it below the last CTA's merge (DecodeMergeCost).
   const DecodeMergeMode merge = DecodeMerge();
   int64_t most = 0;
   for (const attention::DecodeMergeItem& m : sched.merge)
@@ -127,8 +141,8 @@ DecodePlanForm ChooseDecodePlanForm(const BatchDecodeConfig& c, DecodePersistent
   bool kernel_cheaper = false;
   const int64_t waves = (f.units + limits.slots - 1) / std::max(1, limits.slots);
   if (most > 0) DecodeMergeCost(most, waves, limits, &kernel_cheaper);
-  f.merge_kernel = !c.cuda_graph && !f.persistent && sched.cluster <= 1 && most > 0 &&
-                   (merge == kMergeKernel || (merge == kMergeAuto && kernel_cheaper));
+  f.merge_kernel = limits.merge_kernel_base > 0 && !f.persistent && sched.cluster <= 1 &&
+                   most > 0 && (merge == kMergeKernel || (merge == kMergeAuto && kernel_cheaper));
   return f;
 }
 
@@ -166,6 +180,8 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   s->cap_merge = c.max_batch_size;
   s->off_merge = Align16(s->off_work + s->cap_items * sizeof(attention::DecodeWorkItem));
   s->off_count = Align16(s->off_merge + s->cap_merge * sizeof(attention::DecodeMergeItem));
+  s->graph_merge = ops::DecodeGraphMergeKernel(c, s->limits);
+  s->merge_pdl = ops::DecodePdl(engine, c.device, 0);
   s->persistent_mode = ops::DecodePersistent();
   s->persistent_ok = ops::DecodePersistentAllowed(c, s->persistent_mode);
   // Units: every (item, head tile) once; the kernel also reads the entry of each CTA of the
@@ -284,8 +300,13 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   // Header, work and merge items, zeroed counters, and the units of a persistent plan.
   const size_t bytes = s.off_units + units.units.size() * sizeof(attention::DecodeUnit);
   s.staging.assign(bytes, 0);
+  // The merge kernel's plans: no item names a merge item (their last CTAs do not merge), and
+  // header[3] gives the merge kernel its item count (0: its launch, if any, exits at once).
+  if (form.merge_kernel)
+    for (attention::DecodeWorkItem& w : sched.work) w.merge = -1;
   const int32_t header[4] = {static_cast<int32_t>(sched.work.size()),
-                             static_cast<int32_t>(sched.merge.size()), units.ctas, 0};
+                             static_cast<int32_t>(sched.merge.size()), units.ctas,
+                             form.merge_kernel ? static_cast<int32_t>(sched.merge.size()) : 0};
   std::memcpy(s.staging.data(), header, sizeof(header));
   if (!units.units.empty())
     std::memcpy(s.staging.data() + s.off_units, units.units.data(),
@@ -304,7 +325,6 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   s.persistent_ctas = units.ctas;
   s.pdl = ops::DecodePdl(*s.engine, c.device, form.longest);
   s.merge_kernel = form.merge_kernel;
-  s.merge_pdl = form.merge_kernel && ops::DecodePdl(*s.engine, c.device, 0);
   s.nnz = nnz;
   s.max_page_id = max_page;
   s.spec = spec;
@@ -388,8 +408,7 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   p.partial_lse = reinterpret_cast<float*>(s.workspace + s.off_plse);
   p.partial_o = reinterpret_cast<float*>(s.workspace + s.off_po);
   p.merge_items = reinterpret_cast<const attention::DecodeMergeItem*>(s.workspace + s.off_merge);
-  p.merge_counters =
-      s.merge_kernel ? nullptr : reinterpret_cast<int32_t*>(s.workspace + s.off_count);
+  p.merge_counters = reinterpret_cast<int32_t*>(s.workspace + s.off_count);
   p.claims = reinterpret_cast<unsigned long long*>(s.workspace + s.off_claims);
   if (s.persistent_ok) {
     p.persistent_ctas = reinterpret_cast<const int32_t*>(s.workspace) + 2;
@@ -415,7 +434,7 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   mp.partial_o = p.partial_o;
   mp.partial_lse = p.partial_lse;
   mp.items = reinterpret_cast<const attention::DecodeMergeItem*>(s.workspace + s.off_merge);
-  mp.num_items = p.num_work + 1;
+  mp.num_items = p.num_work + 3;  // header[3]: the merge kernel's items
   mp.out = p.out;
   mp.lse = p.lse;
   mp.sinks = p.sinks;
@@ -430,8 +449,12 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   // beyond the current plan's count (read from the workspace) exit.
   const int persistent_grid =
       c.cuda_graph ? (s.persistent_ok ? s.limits.PersistentSlots() : 0) : s.persistent_ctas;
-  return LaunchDecode(*s.kernel, s.spec, p, grid, mp, s.merge_kernel ? s.n_merge : 0,
-                      static_cast<CUstream>(stream), persistent_grid, s.pdl, s.merge_pdl);
+  // The merge launch: the plan's merge items when it takes the merge kernel; in graph mode, where
+  // the wrapper has it, on every replay over max_batch_size items (beyond header[3]: exit).
+  const int merge_grid =
+      c.cuda_graph ? (s.graph_merge ? s.cap_merge : 0) : (s.merge_kernel ? s.n_merge : 0);
+  return LaunchDecode(*s.kernel, s.spec, p, grid, mp, merge_grid, static_cast<CUstream>(stream),
+                      persistent_grid, s.pdl, s.merge_pdl);
 }
 
 Status SplitKVCache(const TensorView& cache, TensorView* k_cache, TensorView* v_cache) {

@@ -62,9 +62,16 @@ DecodePersistentMode DecodePersistent();
 // 256 and graph mode only when forced): BatchDecode::Create sizes the units' workspace by it.
 bool DecodePersistentAllowed(const BatchDecodeConfig& c, DecodePersistentMode mode);
 
+// Whether a graph-mode wrapper of config `c` launches the merge kernel on every replay (so that
+// its plans may take it): only where every batch it plans (max_batch_size requests) fits the
+// merge kernel's one-wave rule, limits.slots / (merge_kernel_min_partials x ctas_per_item)
+// requests; never under FLASHJIT_DECODE_MERGE=fused.
+bool DecodeGraphMergeKernel(const BatchDecodeConfig& c, const DecodeScheduleLimits& limits);
+
 // How a plan's split requests are merged when no cluster does it: by the last CTA of each
 // (request, head tile) (kMergeFused: no second launch), or by the merge kernel (kMergeKernel: a
-// CTA per request, query head and 32 columns, spread over many SMs; launched with PDL). Knob
+// CTA per request, query head and 32 columns, spread over many SMs; launched with PDL; in graph
+// mode only where DecodeGraphMergeKernel). Knob
 // FLASHJIT_DECODE_MERGE=fused / kernel; unset = kMergeAuto: the cheaper in the plan model
 // (ops::DecodeMergeCost).
 enum DecodeMergeMode { kMergeFused = 0, kMergeKernel = 1, kMergeAuto = 2 };

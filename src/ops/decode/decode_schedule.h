@@ -57,15 +57,15 @@ struct DecodeScheduleLimits {
   int merge_batch = 16;
   double merge_round_trip = 0.38;
   // The merge kernel (a CTA per request, query head and 32 columns, launched after the attention
-  // kernel with PDL; not in graph mode), in tiles: merge_kernel_base for up to
-  // merge_kernel_partials partials a request, plus merge_kernel_trip for each further round trip
-  // of as many. It is an option only for plans of one wave whose requests split into at least
-  // merge_kernel_min_partials chunks; 0 base: never. Where it applies, the cheaper merge is
-  // modelled and taken (DecodeMergeCost). Measured on the H200 (session 15, bf16 and fp8,
-  // 11 configurations): the merge kernel added about 2.1 us (1.1 tiles) to one kv head's B=1 L=16k
-  // plan of 32 chunks, and cut 4-43 % from plans of one wave and 8-128 chunks a request; it lost
-  // 1.7-3.8 % where the last CTAs merge 2-3 partials each or overlap later waves (fp8 B=64
-  // L=4k: 4 waves; 32 kv heads x 8 query heads at B=64 L=16k: 2 chunks a request).
+  // kernel with PDL; in graph mode only where the wrapper launches it on every replay), in tiles:
+  // merge_kernel_base for up to merge_kernel_partials partials a request, plus merge_kernel_trip
+  // for each further round trip of as many. It is an option only for plans of one wave whose
+  // requests split into at least merge_kernel_min_partials chunks; 0 base: never. Where it applies,
+  // the cheaper merge is modelled and taken (DecodeMergeCost). Measured on the H200 (session 15,
+  // bf16 and fp8, 11 configurations): the merge kernel added about 2.1 us (1.1 tiles) to one kv
+  // head's B=1 L=16k plan of 32 chunks, and cut 4-43 % from plans of one wave and 8-128 chunks a
+  // request; it lost 1.7-3.8 % where the last CTAs merge 2-3 partials each or overlap later waves
+  // (fp8 B=64 L=4k: 4 waves; 32 kv heads x 8 query heads at B=64 L=16k: 2 chunks a request).
   double merge_kernel_base = 0.0;
   double merge_kernel_trip = 0.5;
   int merge_kernel_partials = 128;
