@@ -606,7 +606,7 @@ TEST_CASE("decode at head dim 64: 4 CTAs an SM, its merge price, no persistent g
 // the merge kernel (a CTA per request, query head and 32 columns) where the model prices it
 // below the last CTA's merge; one kv head at B=1 then splits over 64-128 CTAs instead of 32.
 // Not in plans of more than one wave, for 2-7 chunks, under FLASHJIT_DECODE_MERGE=fused, or in
-// graph mode beyond small batches (ops::DecodeGraphMergeKernel).
+// graph mode beyond small batches and groups under 4 (ops::DecodeGraphMergeKernel).
 TEST_CASE("decode plans: the merge kernel where the last CTA's merge would be long", "[decode]") {
   if (std::getenv("FLASHJIT_DECODE_PLAN_MODEL") || std::getenv("FLASHJIT_DECODE_PERSISTENT") ||
       std::getenv("FLASHJIT_DECODE_MERGE") || std::getenv("FLASHJIT_DECODE_CHUNK") ||
@@ -645,6 +645,10 @@ TEST_CASE("decode plans: the merge kernel where the last CTA's merge would be lo
     const auto [sched2, form2] = plan(8, 1, DType::kBF16, 1, len, true, 34);
     CHECK_FALSE(form2.merge_kernel);
     CHECK(sched2.work.size() == 32);
+    // Groups of 1 and 2 (mha, Gemma-2's 16 / 8) keep the last CTA's merge in graph mode.
+    CHECK_FALSE(plan(32, 32, DType::kBF16, 1, len, true).second.merge_kernel);
+    CHECK_FALSE(plan(16, 8, DType::kBF16, 1, len, true).second.merge_kernel);
+    CHECK(plan(16, 4, DType::kBF16, 1, len, true).second.merge_kernel);  // group 4
   }
   {
     const auto [sched, form] = plan(32, 8, DType::kF8E4M3, 64, 4096, false);  // 4 waves

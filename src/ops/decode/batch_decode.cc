@@ -51,8 +51,13 @@ namespace ops {
 bool DecodeGraphMergeKernel(const BatchDecodeConfig& c, const DecodeScheduleLimits& limits) {
   // Plans of one wave split at most slots / (min_partials x ctas_per_item) requests into
   // min_partials chunks or more: a wrapper whose every batch fits that has plans that take the
-  // merge kernel often, and its empty launches (plans that do not split) are short.
-  return c.cuda_graph && DecodeMerge() != kMergeFused &&
+  // merge kernel often, and its empty launches (plans that do not split) are short. Groups of at
+  // least 4 query heads only: in graph mode (session 15, second consolidated call) the merge
+  // kernel cut 21-42 % from one to four kv heads at B=1 (groups 7-8) and 1-16 % at groups of 4,
+  // but added 1.5-10 % at B=1 L=1k-4k for groups of 1 and 2 (mha; Gemma-2), whose last CTAs
+  // merge one or two rows a CTA.
+  const int group = c.num_qo_heads / std::max(1, c.num_kv_heads);
+  return c.cuda_graph && DecodeMerge() != kMergeFused && group >= 4 &&
          int64_t(c.max_batch_size) * limits.ctas_per_item * limits.merge_kernel_min_partials <=
              limits.slots;
 }

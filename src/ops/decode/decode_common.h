@@ -63,9 +63,9 @@ DecodePersistentMode DecodePersistent();
 bool DecodePersistentAllowed(const BatchDecodeConfig& c, DecodePersistentMode mode);
 
 // Whether a graph-mode wrapper of config `c` launches the merge kernel on every replay (so that
-// its plans may take it): only where every batch it plans (max_batch_size requests) fits the
-// merge kernel's one-wave rule, limits.slots / (merge_kernel_min_partials x ctas_per_item)
-// requests; never under FLASHJIT_DECODE_MERGE=fused.
+// its plans may take it): only for groups of at least 4 query heads and where every batch it
+// plans (max_batch_size requests) fits the merge kernel's one-wave rule, limits.slots /
+// (merge_kernel_min_partials x ctas_per_item) requests; never under FLASHJIT_DECODE_MERGE=fused.
 bool DecodeGraphMergeKernel(const BatchDecodeConfig& c, const DecodeScheduleLimits& limits);
 
 // How a plan's split requests are merged when no cluster does it: by the last CTA of each
