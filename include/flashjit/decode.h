@@ -100,8 +100,9 @@ class FLASHJIT_API BatchDecode {
   // two where the plan merges split requests with the merge kernel (a CTA per request, query head
   // and 32 columns, after the attention kernel). In graph mode the launches are fixed: the merge
   // kernel is launched on every replay (exiting at once when the plan does not use it) by
-  // wrappers whose max_batch_size x num_kv_heads x ceil(group / 16) x 8 is at most the GPU's
-  // resident decode CTAs (264 on an H200 at head dim 128: small batches), never by others.
+  // wrappers of groups (num_qo_heads / num_kv_heads) of at least 4 whose max_batch_size x
+  // num_kv_heads x ceil(group / 16) x 8 is at most the GPU's resident decode CTAs (264 on an
+  // H200 at head dim 128: small batches), never by others.
   // REQUIRES: q [batch, Hq, D]; k_cache and v_cache [num_pages, page_size, Hkv, D] (NHD) or
   // [num_pages, Hkv, page_size, D] (HND) with equal strides (SplitKVCache() gives them for a
   // combined [num_pages, 2, ...] tensor); kv_indices i32 [>= kv_indptr[batch]] on the device;
