@@ -84,8 +84,9 @@ int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
   }();
   const int64_t test = g_chunk_for_testing.load(std::memory_order_relaxed);
   const int64_t wanted = test > 0 ? test : kKnob;
-  const int64_t forced = wanted > 0 ? (wanted + kTile - 1) / kTile * kTile : 0;
-  if (forced > 0 && forced <= 0x7fffffff && ItemsFor(requests, forced) <= limits.max_items)
+  const int64_t forced =
+      wanted > 0 && wanted <= 0x7fffffff - kTile ? (wanted + kTile - 1) / kTile * kTile : 0;
+  if (forced > 0 && ItemsFor(requests, forced) <= limits.max_items)
     return static_cast<int32_t>(forced);
   int64_t longest = 0;
   for (const DecodeRequest& r : requests)
