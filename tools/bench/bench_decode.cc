@@ -100,6 +100,7 @@ std::string ShapeKey(const Shape& s) {
 // --max-batch N: the wrapper's max_batch_size is max(B, N) instead of B (session 12: a larger
 // workspace, so that FLASHJIT_DECODE_CHUNK may force plans of more work items than
 // DecodeMaxItems(B) allows, e.g. chunks of 2048 keys at B=16 L=32k).
+// --lengths L,...: the batch shapes' lengths instead of the grid's (e.g. short contexts).
 // --graph: the wrapper in CUDA graph mode (max_batch_size = max(B, --max-batch)); each input
 // copy's Run() is captured once into a graph, and the timed call is its cuGraphLaunch (session
 // 15: the merge kernel in graph mode).
@@ -114,7 +115,8 @@ std::string ShapeKey(const Shape& s) {
 struct Options {
   std::vector<std::string> shapes;
   bool hnd = false;
-  bool graph = false;  // --graph
+  bool graph = false;        // --graph
+  std::vector<int> lengths;  // --lengths (empty: each grid's own)
   int max_batch = 0;
   std::string stamps;
   std::vector<Config> configs;  // --configs (empty: the default grid on `custom`)
@@ -161,6 +163,8 @@ Options ParseOptions(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) o.shapes = SplitList(argv[++i]);
     if (!std::strcmp(argv[i], "--plan")) o.plan = true;
     if (!std::strcmp(argv[i], "--graph")) o.graph = true;
+    if (!std::strcmp(argv[i], "--lengths") && i + 1 < argc)
+      for (const std::string& l : SplitList(argv[++i])) o.lengths.push_back(std::atoi(l.c_str()));
     if (!std::strcmp(argv[i], "--configs") && i + 1 < argc) {
       for (const std::string& n : SplitList(argv[++i])) {
         bool found = false;
@@ -399,14 +403,16 @@ int main(int argc, char** argv) {
     const Config& c = configs[ci];
     if (c.name.empty() || c.name == "custom") {  // the default grid
       for (int b : {1, 16, 64, 256})
-        for (int len : {1024, 4096, 16384, 32768}) shapes.push_back({b, len, c.q, ci});
+        for (int len :
+             opt.lengths.empty() ? std::vector<int>{1024, 4096, 16384, 32768} : opt.lengths)
+          shapes.push_back({b, len, c.q, ci});
       if (c.q == DType::kBF16)
         for (auto [b, len] : {std::pair{16, 4096}, {64, 4096}, {64, 32768}, {256, 1024}})
           shapes.push_back({b, len, DType::kF8E4M3, ci});
       continue;
     }
     for (int b : {1, 16, 64, 256})
-      for (int len : {1024, 4096, 16384}) {
+      for (int len : opt.lengths.empty() ? std::vector<int>{1024, 4096, 16384} : opt.lengths) {
         const int64_t keys = c.window >= 0 ? std::min(len, c.window + 1) : len;
         if (int64_t(b) * len * c.hkv * c.d * 4 > kMaxConfigKVBytes && keys == len) continue;
         shapes.push_back({b, len, c.q, ci});
