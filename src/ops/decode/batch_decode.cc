@@ -185,7 +185,8 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   s->cap_merge = c.max_batch_size;
   s->off_merge = Align16(s->off_work + s->cap_items * sizeof(attention::DecodeWorkItem));
   s->off_count = Align16(s->off_merge + s->cap_merge * sizeof(attention::DecodeMergeItem));
-  s->graph_merge = ops::DecodeGraphMergeKernel(c, s->limits);
+  // The limits offer the merge kernel in graph mode exactly where the wrapper launches it.
+  s->graph_merge = c.cuda_graph && s->limits.merge_kernel_base > 0;
   s->merge_pdl = ops::DecodePdl(engine, c.device, 0);
   s->persistent_mode = ops::DecodePersistent();
   s->persistent_ok = ops::DecodePersistentAllowed(c, s->persistent_mode);
