@@ -66,7 +66,9 @@ FLASHJIT_DEVICE DecodeWorkItem ThisWorkItem(const DecodeParams& p, int item) {
   w.kv_len = p.single_kv_len;
   w.kv_start = item * p.single_chunk;
   w.kv_end = min(p.single_kv_len, w.kv_start + p.single_chunk);
-  if constexpr (kFastIndex)
+  if (p.cluster > 1)
+    w.partial = kDecodePartialCluster;
+  else if constexpr (kFastIndex)
     w.partial = DecodeGridItemsFast(p) > 1 ? item : -1;
   else
     w.partial = DecodeGridItems(p) > 1 ? item : -1;

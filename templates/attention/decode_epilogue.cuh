@@ -39,11 +39,11 @@ FLASHJIT_DEVICE void StoreOutput4(const DecodeParams& p, int request, int qh, in
   if (c4 == 0 && p.lse) p.lse[request * p.lse_stride_b + qh] = lse2;
 }
 
-// Plans with p.cluster > 1: the p.cluster CTAs of this cluster hold the normalised partial
-// outputs (rows x D floats at `o`, row stride kStride) and base-2 LSEs (`row_lse`) of the
-// chunks of one (request, head tile) in their shared memory; each CTA merges a share of the
-// (row, 4 columns) elements from all of them and writes out and lse (sinks join here). No
-// global round trip: two cluster barriers and the distributed shared-memory loads.
+// Cluster plans (items marked kDecodePartialCluster): the p.cluster CTAs of this cluster hold
+// the normalised partial outputs (rows x D floats at `o`, row stride kStride) and base-2 LSEs
+// (`row_lse`) of the chunks of one (request, head tile) in their shared memory; each CTA merges a
+// share of the (row, 4 columns) elements from all of them and writes out and lse (sinks join here).
+// No global round trip: two cluster barriers and the distributed shared-memory loads.
 template <class V>
 FLASHJIT_DEVICE void ClusterMerge(const DecodeParams& p, const DecodeWorkItem& w, int qh0, int rows,
                                   const float* o, const float* row_lse) {
@@ -186,6 +186,8 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
     ml[(warp * kDecodeQTile + g + 8) * 2 + 1] = st.l[1];
   }
   __syncthreads();
+  // Chunks of a cluster plan merge through their cluster (persistent plans never cluster).
+  const bool cluster_merge = !kSwizzled && p.cluster > 1 && w.partial == kDecodePartialCluster;
 
   // Per row: the weight of each warp's state, and the row's LSE.
   if (threadIdx.x < kDecodeQTile) {
@@ -218,7 +220,7 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
     }
     const int qh = qh0 + r;
     float lse2 = row_lse[r];
-    if (!kSwizzled && p.cluster > 1) {
+    if (cluster_merge) {
       // This chunk's normalised partial, in place of warp 0's O (this thread alone reads
       // (r, c4) of every warp), for ClusterMerge.
       *reinterpret_cast<float4*>(o_smem + r * kStride + c4) =
@@ -234,7 +236,7 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
       if (c4 == 0) p.partial_lse[slot] = lse2;
     }
   }
-  if (!kSwizzled && p.cluster > 1) {  // persistent plans never cluster
+  if (cluster_merge) {
     ClusterMerge<V>(p, w, qh0, rows, o_smem, row_lse);
   } else if (w.partial >= 0 && w.merge >= 0 && p.merge_counters) {
     FusedMerge<V>(p, w, merge_item, head_tile, qh0, rows);

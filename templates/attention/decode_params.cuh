@@ -26,8 +26,10 @@ struct DecodeWorkItem {
   int32_t kv_len;      // the request's whole cache length (the query sits at kv_len - 1)
   int32_t kv_start;    // keys [kv_start, kv_end) of this item
   int32_t kv_end;
-  int32_t partial;  // slot in the partial buffers, or -1: write out and lse directly
-  int32_t merge;    // the request's merge item when its last CTA merges it, else -1
+  // Slot in the partial buffers; -1: write out and lse directly; kDecodePartialCluster: merged
+  // by this CTA's thread-block cluster (DecodeParams::cluster).
+  int32_t partial;
+  int32_t merge;  // the request's merge item when its last CTA merges it, else -1
   int32_t pad_;
 };
 // Pair stealing (kSteal variants): DecodeWorkItem::pad_ = role | region tiles << 2. Two
@@ -39,6 +41,10 @@ struct DecodeWorkItem {
 // Role 0: a plain item.
 constexpr int kDecodeStealFront = 1, kDecodeStealBack = 2, kDecodeStealSpan = 2;
 static_assert(sizeof(DecodeWorkItem) == 32, "DecodeWorkItem layout is shared with the host");
+// DecodeWorkItem::partial of the chunks of a cluster plan. A launch in clusters (cluster > 1)
+// merges through its cluster only items marked so: a graph-mode wrapper launches every replay in
+// clusters of its one size, and its plans that do not merge by clusters run in them unmerged.
+constexpr int32_t kDecodePartialCluster = -2;
 
 struct DecodeMergeItem {
   int32_t request;
@@ -112,10 +118,11 @@ struct DecodeParams {
   // of one work item (its kv heads, whose rows share every page) run side by side. 0: blockIdx.x
   // is the item, blockIdx.y the head tile.
   int32_t head_major;
-  // Cluster merge (plans whose split requests all have `cluster` items, 2..16; head_major is 1):
-  // blockIdx.x = (item / cluster * heads + head tile) * cluster + item % cluster, so that the
-  // chunks of one (request, head tile) form one thread-block cluster, which merges them through
-  // distributed shared memory (no partials in global memory, no counters). 0: off.
+  // Cluster launch (head_major is 1): blockIdx.x = (item / cluster * heads + head tile) *
+  // cluster + item % cluster, so that `cluster` consecutive items of one head tile form one
+  // thread-block cluster. Plans whose split requests all have `cluster` items (2..16) mark them
+  // kDecodePartialCluster, and each cluster merges its chunks through distributed shared memory
+  // (no partials in global memory, no counters). 0: off.
   int32_t cluster;
   // Diagnostic variants only (stamps = true): per CTA (blockIdx.x + blockIdx.y * gridDim.x),
   // kDecodeStampWords 64-bit words (see DecodeStamp). Unused by every other variant.

@@ -147,9 +147,10 @@ PlannedCase PlanCase(const BatchCase& c, const PagedCache& pc, const DecodeOptio
 
 PlanHeader DownloadPlanHeader(const DeviceBuffer& ws) {
   Synchronize();
-  int32_t words[4];  // work items, merge items, persistent CTAs, the merge kernel's items
+  // Work items, merge items, persistent CTAs, the merge kernel's items, the cluster size.
+  int32_t words[5];
   ws.Download(words, sizeof(words));
-  return {words[0], words[1], words[2], words[3]};
+  return {words[0], words[1], words[2], words[3], words[4]};
 }
 
 void RunBatch(BatchCase c, std::mt19937& rng) {

@@ -58,10 +58,11 @@ struct PlannedCase {
 PlannedCase PlanCase(const BatchCase& c, const PagedCache& pc, const DecodeOptions& options);
 
 // The header Plan() writes at the start of the workspace (read after a sync): the number of work
-// items, of merge items, the persistent grid's CTAs (0: not persistent), and the merge items
-// the merge kernel merges (0: none; the last CTAs merge them).
+// items, of merge items, the persistent grid's CTAs (0: not persistent), the merge items the
+// merge kernel merges (0: none; the last CTAs merge them), and the plan's cluster size (0: its
+// chunks do not merge in clusters).
 struct PlanHeader {
-  int32_t work = 0, merge = 0, persistent_ctas = 0, kernel_merge = 0;
+  int32_t work = 0, merge = 0, persistent_ctas = 0, kernel_merge = 0, cluster = 0;
 };
 PlanHeader DownloadPlanHeader(const DeviceBuffer& ws);
 

@@ -21,6 +21,9 @@ struct GraphCase {
   std::vector<int> lens;  // the requests' lengths (empty: MixedLengths up to max_len)
   // The wrapper launches the merge kernel on every replay: some plans must take it, some not.
   bool merge_kernel = false;
+  // > 0: the wrapper launches every replay in clusters of this size (ops::DecodeGraphCluster,
+  // at most `cluster` by the test hook): some plans must merge in them, some not.
+  int cluster = 0;
 };
 
 // A CUDA graph captured once replays correctly after plans of other lengths and batch sizes
@@ -44,7 +47,9 @@ void GraphReplay(std::mt19937& rng, int forced_ctas, const GraphCase& g = {}) {
   cfg.page_size = c.page_size;
   cfg.max_batch_size = max_b;
   cfg.cuda_graph = true;
+  if (g.cluster > 0) ops::SetDecodeGraphClusterForTesting(g.cluster);
   auto wrapper = BatchDecode::Create(TestEngine(), cfg);
+  ops::SetDecodeGraphClusterForTesting(-1);
   REQUIRE(wrapper.ok());
   BatchDecode& w = **wrapper;
   DeviceBuffer ws(w.WorkspaceBytes());
@@ -112,13 +117,16 @@ void GraphReplay(std::mt19937& rng, int forced_ctas, const GraphCase& g = {}) {
       graph.Capture([&](CUstream s) { return w.Run(tq, tk, tv, tidx, tout, tlse, s); });
   INFO(captured.ToString());
   REQUIRE(captured.ok());
-  int kernel_merged = 0;  // plans that took the merge kernel
+  int kernel_merged = 0, clustered = 0;  // plans that took the merge kernel, clusters
   for (auto [b, cut] : g.plans) {
     auto [sub, view] = plan(b, cut);
     upload_indices(view);
-    if (g.merge_kernel) {
+    {
       const PlanHeader h = DownloadPlanHeader(ws);
+      INFO("graph plan B=" << b << " cut " << cut << ": cluster " << h.cluster);
       kernel_merged += h.kernel_merge > 0;
+      clustered += h.cluster > 0;
+      if (g.cluster > 0) CHECK((h.cluster == 0 || h.cluster == g.cluster));
     }
     if (forced_ctas > 0) {  // the replayed launch runs the persistent form
       const PlanHeader h = DownloadPlanHeader(ws);
@@ -134,6 +142,10 @@ void GraphReplay(std::mt19937& rng, int forced_ctas, const GraphCase& g = {}) {
   if (g.merge_kernel) {
     CHECK(kernel_merged > 0);
     CHECK(kernel_merged < static_cast<int>(g.plans.size()));  // its launch exited at once
+  }
+  if (g.cluster > 0) {  // clustered plans, and plans that ran unmerged in the clusters
+    CHECK(clustered > 0);
+    CHECK(clustered < static_cast<int>(g.plans.size()));
   }
 }
 
@@ -151,6 +163,40 @@ TEST_CASE("batch decode: a CUDA graph captured once replays correctly after new 
   g.plans = {{1, 16000}, {4, 100}, {4, 16000}, {2, 3000}, {1, 100000}};
   g.merge_kernel = true;
   GraphReplay(rng, 0, g);
+}
+
+// Graph mode in thread-block clusters (session 16): a wrapper launches every replay in clusters
+// of one size, and its plans merge in them where every request splits into that many chunks;
+// the other plans (unsplit, mixed chunk counts, merged through the workspace or by the merge
+// kernel) run in the same clusters unmerged by them.
+TEST_CASE("batch decode: a CUDA graph in thread-block clusters replays correctly after new plans",
+          "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  {
+    // The benchmark's heads, batches of up to 16: clusters of 2 (the default size).
+    GraphCase g;
+    g.num_qo_heads = 32;
+    g.num_kv_heads = 8;
+    g.max_b = 16;
+    g.lens = std::vector<int>(16, 3000);
+    g.lens[15] = 500;
+    g.plans = {{16, 1024}, {16, 100}, {15, 3000}, {16, 3000}, {1, 2048}, {15, 1024}, {16, 600}};
+    g.cluster = 2;
+    GraphReplay(rng, 0, g);
+  }
+  {
+    // One kv head, batches of up to 4, clusters of 8 (forced): the wrapper also launches the
+    // merge kernel on every replay.
+    GraphCase g;
+    g.num_qo_heads = 8;
+    g.num_kv_heads = 1;
+    g.max_b = 4;
+    g.lens = {16000, 1024, 1024, 1024};
+    g.plans = {{1, 1024}, {4, 100}, {1, 16000}, {4, 1024}, {3, 700}, {1, 200}, {4, 16000}};
+    g.cluster = 8;
+    g.merge_kernel = true;
+    GraphReplay(rng, 0, g);
+  }
 }
 
 // Forces the persistent form (every plan of a 16-bit cache that does not cluster) with at most

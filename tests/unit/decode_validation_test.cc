@@ -176,7 +176,7 @@ TEST_CASE("decode schedule merges uniform splits in a thread-block cluster", "[d
     CHECK(one.work[i].page_begin == 5);
     CHECK(one.work[i].kv_start == i * 128);
     CHECK(one.work[i].kv_end == i * 128 + 128);
-    CHECK(one.work[i].partial == -1);
+    CHECK(one.work[i].partial == attention::kDecodePartialCluster);
     CHECK(one.work[i].merge == -1);
   }
   // Without clusters (graph mode, or before sm_90) the same request splits in 16.
@@ -678,6 +678,101 @@ TEST_CASE("decode plans: the merge kernel where the last CTA's merge would be lo
   CHECK_FALSE(kernel);
   ops::DecodeMergeCost(7, 1, l, &kernel);
   CHECK_FALSE(kernel);
+}
+
+// Session 16: a graph-mode wrapper launches every replay in clusters of one size (2 by default,
+// 4 or 8 by the knob), where max_batch_size requests in that many chunks fit one round of the
+// slots; its plans merge in the clusters only where every request splits into exactly that many
+// chunks (the GPU case "a CUDA graph in thread-block clusters ..." replays these plans).
+TEST_CASE("decode plans in graph mode: clusters of the wrapper's one size", "[decode]") {
+  if (std::getenv("FLASHJIT_DECODE_PLAN_MODEL") || std::getenv("FLASHJIT_DECODE_PERSISTENT") ||
+      std::getenv("FLASHJIT_DECODE_MERGE") || std::getenv("FLASHJIT_DECODE_CHUNK") ||
+      std::getenv("FLASHJIT_DECODE_CLUSTER") || std::getenv("FLASHJIT_DECODE_MAX_CLUSTER") ||
+      std::getenv("FLASHJIT_DECODE_GRAPH_CLUSTER")) {
+    WARN("a decode plan knob is set: the default plans are not checked");
+    return;
+  }
+  auto engine = DryEngine();
+  auto config = [](int hq, int hkv, int max_b, bool graph = true) {
+    BatchDecodeConfig c;
+    c.num_qo_heads = hq;
+    c.num_kv_heads = hkv;
+    c.max_batch_size = max_b;
+    c.cuda_graph = graph;
+    return c;
+  };
+  auto size = [&](const BatchDecodeConfig& c) {
+    return ops::DecodeGraphCluster(*engine, c, ops::BatchDecodeLimits(*engine, c, 132));
+  };
+  // Clusters of 2 up to 16 requests of 8 kv heads (16 x 8 x 2 = 256 <= 264 slots).
+  CHECK(size(config(32, 8, 16)) == 2);
+  CHECK(size(config(32, 8, 17)) == 0);
+  CHECK(size(config(8, 1, 132)) == 2);
+  CHECK(size(config(32, 8, 1, false)) == 0);  // stream mode: each plan's own cluster
+  {
+    BatchDecodeConfig fp8 = config(32, 8, 1), d64 = config(32, 8, 1);
+    fp8.kv_dtype = DType::kF8E4M3;
+    d64.head_dim = 64;
+    CHECK(size(fp8) == 0);  // where DecodeMaxCluster has none
+    CHECK(size(d64) == 0);
+  }
+  // Larger sizes by the knob, where the requests fit 10/11 of the slots.
+  ops::SetDecodeGraphClusterForTesting(8);
+  CHECK(size(config(32, 8, 3)) == 8);
+  CHECK(size(config(32, 8, 4)) == 4);   // 4 x 8 x 8 = 256 > 240
+  CHECK(size(config(32, 8, 16)) == 2);  // 16 x 8 x 4 = 512 > 240
+  CHECK(ops::BatchDecodeLimits(*engine, config(8, 1, 4), 132).slots == 240);
+  ops::SetDecodeGraphClusterForTesting(0);
+  CHECK(size(config(32, 8, 16)) == 0);
+  ops::SetDecodeGraphClusterForTesting(-1);
+
+  // The plans of the GPU case's wrapper (32 / 8 heads, batches of up to 16).
+  auto plan = [&](const BatchDecodeConfig& c, std::vector<int> lens) {
+    ops::DecodeScheduleLimits l = ops::BatchDecodeLimits(*engine, c, 132);
+    l.max_items = ops::DecodeMaxItems(c.max_batch_size, l);
+    std::vector<ops::DecodeRequest> requests;
+    for (int len : lens) requests.push_back({0, len, 0});
+    return ops::BuildDecodeSchedule(requests, l);
+  };
+  const BatchDecodeConfig base = config(32, 8, 16);
+  for (int len : {1024, 3000}) {
+    INFO("15 requests of " << len);
+    const ops::DecodeSchedule s = plan(base, std::vector<int>(15, len));
+    CHECK(s.cluster == 2);
+    REQUIRE(s.work.size() == 30);
+    for (const attention::DecodeWorkItem& w : s.work)
+      CHECK(w.partial == attention::kDecodePartialCluster);
+  }
+  {
+    std::vector<int> lens(16, 1024);
+    lens[15] = 500;  // one chunk where the others have two: no cluster
+    const ops::DecodeSchedule s = plan(base, lens);
+    CHECK(s.cluster == 0);
+    for (const attention::DecodeWorkItem& w : s.work)
+      CHECK(w.partial != attention::kDecodePartialCluster);
+  }
+  CHECK(plan(base, std::vector<int>(16, 100)).cluster == 0);  // unsplit
+  CHECK(plan(base, {2048}).cluster == 0);                     // 2 chunks would leave the GPU idle
+  // Stream mode takes clusters of 8 for one request of 1024 keys; a graph wrapper of size 2 may
+  // not, and a wrapper of size 8 takes exactly 8.
+  CHECK(plan(config(32, 8, 16, false), {1024}).cluster == 8);
+  CHECK(plan(base, {1024}).cluster != 8);
+  ops::SetDecodeGraphClusterForTesting(8);
+  const BatchDecodeConfig tp8 = config(8, 1, 4);
+  const ops::DecodeSchedule one = plan(tp8, {1024});
+  const ops::DecodeSchedule four = plan(tp8, {1024, 1024, 1024, 1024});
+  const ops::DecodeSchedule long1 = plan(tp8, {16000});
+  // Stream mode clusters 200 and 700 keys in 4 and 6 chunks; this wrapper only in 8.
+  const int32_t c200 = plan(tp8, {200}).cluster, c700 = plan(tp8, {700, 700, 700}).cluster;
+  ops::SetDecodeGraphClusterForTesting(-1);
+  CHECK(plan(config(8, 1, 4, false), {200}).cluster == 4);
+  CHECK(plan(config(8, 1, 4, false), {700, 700, 700}).cluster == 6);
+  CHECK((c200 == 0 || c200 == 8));
+  CHECK((c700 == 0 || c700 == 8));
+  CHECK(one.cluster == 8);
+  CHECK(four.cluster == 8);
+  CHECK(long1.cluster == 0);
+  CHECK(long1.merge.size() == 1);
 }
 
 }  // namespace

@@ -23,7 +23,7 @@ struct BatchDecode::State {
   int q_tiles = 1;
   ops::DecodeScheduleLimits limits;
   int32_t cap_items = 0, cap_merge = 0, cap_units = 0;
-  size_t off_work = 16, off_merge = 0, off_count = 0, off_claims = 0, off_units = 0, off_plse = 0,
+  size_t off_work = 32, off_merge = 0, off_count = 0, off_claims = 0, off_units = 0, off_plse = 0,
          off_po = 0, total = 0;
   // 16-bit KV (and, in graph mode, the forced mode): plans may take the persistent kernel.
   bool persistent_ok = false;
@@ -36,6 +36,9 @@ struct BatchDecode::State {
   // At Create: graph mode launches the merge kernel on every replay (DecodeGraphMergeKernel);
   // the merge launch takes PDL (ops::DecodePdl's rule allows it).
   bool graph_merge = false, merge_pdl = false;
+  // At Create: graph mode launches every replay in clusters of this many CTAs (0: none), and its
+  // plans cluster by exactly that many chunks (ops::DecodeGraphCluster).
+  int graph_cluster = 0;
   int64_t nnz = 0, max_page_id = -1;
   ops::DecodeSpec spec;
   const runtime::Kernel* kernel = nullptr;
@@ -62,6 +65,18 @@ bool DecodeGraphMergeKernel(const BatchDecodeConfig& c, const DecodeScheduleLimi
              limits.slots;
 }
 
+int DecodeGraphCluster(const Engine& engine, const BatchDecodeConfig& c,
+                       const DecodeScheduleLimits& limits) {
+  if (!c.cuda_graph || DecodePersistentAllowed(c, DecodePersistent())) return 0;
+  const int most = std::min(DecodeGraphClusterMax(),
+                            DecodeMaxCluster(engine, c.device, c.head_dim, DTypeBytes(c.kv_dtype)));
+  for (int g = 8; g >= 2; g /= 2) {
+    const int64_t room = g > 2 ? limits.slots * 10 / 11 : limits.slots;
+    if (g <= most && int64_t(c.max_batch_size) * limits.ctas_per_item * g <= room) return g;
+  }
+  return 0;
+}
+
 DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms) {
   DecodeScheduleLimits limits;
   const int group = c.num_qo_heads / c.num_kv_heads;
@@ -78,10 +93,16 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
   // priced lower, that batch splits in two again: 23.8-24.0 us, session 5.)
   if (DTypeBytes(c.kv_dtype) == 2 && c.head_dim == 128 && limits.slots > sms)
     limits.lone_tile_cost = 0.55;
-  // Uniform splits merge in a thread-block cluster; a captured graph keeps one launch shape,
-  // so graph mode always merges through the workspace.
-  if (!c.cuda_graph)
+  // Uniform splits merge in a thread-block cluster. A captured graph keeps one launch shape: a
+  // graph-mode wrapper fixes its cluster size at Create, and its plans cluster by exactly that
+  // many chunks (DecodeGraphCluster); over 2, every launch holds only the slots of that size.
+  const int cluster_slots = limits.slots * 10 / 11;
+  if (!c.cuda_graph) {
     limits.max_cluster = DecodeMaxCluster(engine, c.device, c.head_dim, DTypeBytes(c.kv_dtype));
+  } else if (const int g = DecodeGraphCluster(engine, c, limits); g > 1) {
+    limits.max_cluster = limits.min_cluster = g;
+    if (g > 2) limits.slots = cluster_slots;
+  }
   // The merge kernel (FLASHJIT_DECODE_MERGE=fused takes it out of the model); in graph mode only
   // where the wrapper launches it on every replay (DecodeGraphMergeKernel).
   if (DecodeMerge() != kMergeFused && (!c.cuda_graph || DecodeGraphMergeKernel(c, limits)))
@@ -101,7 +122,7 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
     // with 32). Measured at D 64 and 128; D 256 and fp8 keep 0.38.
     if (DTypeBytes(c.kv_dtype) == 2 && c.head_dim <= 128)
       limits.merge_round_trip = 0.38 * 128.0 / c.head_dim;
-    limits.cluster_max_ctas = limits.slots * 10 / 11;
+    limits.cluster_max_ctas = cluster_slots;
   }
   return limits;
 }
@@ -180,7 +201,11 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   s->q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;
   FLASHJIT_ASSIGN_OR_RETURN(const int sms, runtime::MultiprocessorCount(engine, c.device));
   s->limits = ops::BatchDecodeLimits(engine, c, sms);
-  s->cap_items = ops::DecodeMaxItems(c.max_batch_size, s->limits);
+  // Graph mode in clusters: the grid (cap_items work items) a whole number of clusters.
+  s->graph_cluster = c.cuda_graph && s->limits.max_cluster > 1 ? s->limits.max_cluster : 0;
+  const int32_t per_cluster = std::max(1, s->graph_cluster);
+  s->cap_items = (ops::DecodeMaxItems(c.max_batch_size, s->limits) + per_cluster - 1) /
+                 per_cluster * per_cluster;
   s->limits.max_items = s->cap_items;
   s->cap_merge = c.max_batch_size;
   s->off_merge = Align16(s->off_work + s->cap_items * sizeof(attention::DecodeWorkItem));
@@ -310,9 +335,10 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   // header[3] gives the merge kernel its item count (0: its launch, if any, exits at once).
   if (form.merge_kernel)
     for (attention::DecodeWorkItem& w : sched.work) w.merge = -1;
-  const int32_t header[4] = {static_cast<int32_t>(sched.work.size()),
-                             static_cast<int32_t>(sched.merge.size()), units.ctas,
-                             form.merge_kernel ? static_cast<int32_t>(sched.merge.size()) : 0};
+  // header[4]: the plan's cluster size (diagnostics and tests; the kernels do not read it).
+  const int32_t header[8] = {
+      static_cast<int32_t>(sched.work.size()), static_cast<int32_t>(sched.merge.size()), units.ctas,
+      form.merge_kernel ? static_cast<int32_t>(sched.merge.size()) : 0, sched.cluster};
   std::memcpy(s.staging.data(), header, sizeof(header));
   if (!units.units.empty())
     std::memcpy(s.staging.data() + s.off_units, units.units.data(),
@@ -433,7 +459,7 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   p.num_kv_heads = c.num_kv_heads;
   p.group_size = c.num_qo_heads / c.num_kv_heads;
   p.q_tiles = s.q_tiles;
-  p.cluster = s.cluster;
+  p.cluster = c.cuda_graph ? s.graph_cluster : s.cluster;
   FillOptionParams(s.options, c.head_dim, &p);
 
   attention::DecodeMergeParams mp{};

@@ -191,6 +191,20 @@ DecodeMergeMode DecodeMerge() {
 void SetDecodeMergeForTesting(int mode) { g_merge_test.store(mode < 0 ? -1 : std::min(mode, 2)); }
 
 namespace {
+std::atomic<int> g_graph_cluster_test{-1};
+}  // namespace
+
+int DecodeGraphClusterMax() {
+  const int forced = g_graph_cluster_test.load(std::memory_order_relaxed);
+  if (forced >= 0) return forced;
+  static const int kMax = EnvMode("FLASHJIT_DECODE_GRAPH_CLUSTER",
+                                  {{"0", 0}, {"1", 0}, {"2", 2}, {"4", 4}, {"8", 8}}, 2);
+  return kMax;
+}
+
+void SetDecodeGraphClusterForTesting(int max) { g_graph_cluster_test.store(max < 0 ? -1 : max); }
+
+namespace {
 std::atomic<int> g_pdl_test{-1};
 std::atomic<unsigned long long*> g_stamps{nullptr};
 std::atomic<int> g_stamps_test{-1}, g_fast_index_test{-1}, g_steal_test{-1};

@@ -68,6 +68,21 @@ bool DecodePersistentAllowed(const BatchDecodeConfig& c, DecodePersistentMode mo
 // (merge_kernel_min_partials x ctas_per_item) requests; never under FLASHJIT_DECODE_MERGE=fused.
 bool DecodeGraphMergeKernel(const BatchDecodeConfig& c, const DecodeScheduleLimits& limits);
 
+// The cluster size of a graph-mode wrapper's launches (0: none): every replay runs in clusters
+// of that many CTAs, and plans whose requests all split into exactly that many chunks merge them
+// in the cluster (DecodeScheduleLimits::min_cluster); the others run unmerged by it. Where
+// clusters apply (DecodeMaxCluster) and no persistent grid is forced: the largest of 8, 4, 2 (at
+// most DecodeGraphClusterMax()) for which max_batch_size requests in that many chunks fit one
+// round of the slots (over 2: 10/11 of them, what the H200 holds in clusters of 4 and 8).
+int DecodeGraphCluster(const Engine& engine, const BatchDecodeConfig& c,
+                       const DecodeScheduleLimits& limits);
+// The largest cluster graph mode may take. Knob FLASHJIT_DECODE_GRAPH_CLUSTER = 0 (none; graph
+// mode merges through the workspace, as before session 16), 2, 4, 8; unset: 2 (clusters of 4
+// and 8 hold 10/11 of the slots in every plan of the wrapper, and take the merge kernel's room).
+int DecodeGraphClusterMax();
+// Tests: wrappers created afterwards use `max` (0: none); < 0 restores the knob.
+void SetDecodeGraphClusterForTesting(int max);
+
 // How a plan's split requests are merged when no cluster does it: by the last CTA of each
 // (request, head tile) (kMergeFused: no second launch), or by the merge kernel (kMergeKernel: a
 // CTA per request, query head and 32 columns, spread over many SMs; launched with PDL; in graph

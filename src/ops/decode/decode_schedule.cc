@@ -25,12 +25,12 @@ int64_t ItemsFor(std::span<const DecodeRequest> requests, int64_t chunk) {
 }
 
 // The cluster size that merges a batch split by `chunk`: every request has the same number of
-// chunks, 2 .. max_cluster (over 2: the plan's CTAs at most cluster_max_ctas); else 0.
+// chunks, min_cluster .. max_cluster (over 2: the plan's CTAs at most cluster_max_ctas); else 0.
 int32_t ClusterFor(std::span<const DecodeRequest> requests, int64_t chunk,
                    const DecodeScheduleLimits& limits) {
   if (limits.max_cluster < 2 || requests.empty() || chunk > limits.cluster_max_chunk) return 0;
   const int64_t n = ChunksOf(requests[0], chunk);
-  if (n < 2 || n > limits.max_cluster) return 0;
+  if (n < std::max(2, limits.min_cluster) || n > limits.max_cluster) return 0;
   if (n > 2 && n * static_cast<int64_t>(requests.size()) * std::max(1, limits.ctas_per_item) >
                    limits.cluster_max_ctas)
     return 0;
@@ -137,7 +137,7 @@ DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
         w.kv_len = r.kv_len;
         w.kv_start = std::min(r.kv_len, r.kv_start + i * s.chunk);
         w.kv_end = std::min(r.kv_len, w.kv_start + s.chunk);
-        w.partial = -1;
+        w.partial = attention::kDecodePartialCluster;
         w.merge = -1;
         w.pad_ = 0;
         s.work.push_back(w);

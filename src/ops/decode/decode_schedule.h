@@ -27,14 +27,17 @@ struct DecodeScheduleLimits {
   // Time of a tile for a CTA alone on its SM (at most `sms` CTAs), relative to one that shares
   // its SM with the others `slots` allows. 1: no difference is modelled.
   double lone_tile_cost = 1.0;
-  // Merge of split requests in a thread-block cluster (sm_90+, not in CUDA-graph mode): the
-  // most chunks per request it merges (0: never). It applies when every request of the batch
-  // has the same number (2..max_cluster) of chunks; then the merge is priced at
+  // Merge of split requests in a thread-block cluster (sm_90+): the most chunks per request it
+  // merges (0: never). It applies when every request of the batch has the same number
+  // (min_cluster..max_cluster) of chunks; then the merge is priced at
   // cluster_merge_cost instead of the global merge's 2 tiles (partials, fence, counter, reads).
   // 0.5: B=16 L=1k on the H200 (16-bit KV, D 128) split in two with the cluster merge took
   // 23.8 us back to back against 24.5 unsplit (session 5), so a two-way split must win over
   // 16 lone tiles (8 + 1 + 0.5 < 16 * 0.55 + 1).
   int max_cluster = 0;
+  // A graph-mode wrapper launches every replay in clusters of one size (DecodeGraphCluster), so
+  // its plans cluster by exactly that many chunks: min_cluster = max_cluster.
+  int min_cluster = 2;
   double cluster_merge_cost = 0.5;
   // Longest chunk (keys) a cluster merges: beyond it the merge is under 1 % of a CTA's time,
   // and the H200 measured B=16 L=16k / 32k (chunks of 8k / 16k, clusters of 2) at -1 % / -1 %
