@@ -149,6 +149,7 @@ PlanHeader DownloadPlanHeader(const DeviceBuffer& ws) {
   Synchronize();
   // Work items, merge items, persistent CTAs, the merge kernel's items, the cluster size.
   int32_t words[5];
+  static_assert(sizeof(words) <= ops::kDecodePlanHeaderBytes);
   ws.Download(words, sizeof(words));
   return {words[0], words[1], words[2], words[3], words[4]};
 }

@@ -43,9 +43,10 @@ void RunStealing(BatchCase c, std::mt19937& rng, int runs, bool expect_pairs) {
   if (!DryRun()) {
     const PlanHeader h = DownloadPlanHeader(ws);
     std::vector<attention::DecodeWorkItem> work(std::max(1, h.work));
-    std::vector<char> raw(16 + work.size() * sizeof(attention::DecodeWorkItem));
+    constexpr size_t kHeader = ops::kDecodePlanHeaderBytes;
+    std::vector<char> raw(kHeader + work.size() * sizeof(attention::DecodeWorkItem));
     ws.Download(raw.data(), raw.size());
-    std::copy_n(raw.data() + 16, work.size() * sizeof(attention::DecodeWorkItem),
+    std::copy_n(raw.data() + kHeader, work.size() * sizeof(attention::DecodeWorkItem),
                 reinterpret_cast<char*>(work.data()));
     int front = 0, back = 0;
     for (int i = 0; i < h.work; ++i) {

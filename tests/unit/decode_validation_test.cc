@@ -704,10 +704,16 @@ TEST_CASE("decode plans in graph mode: clusters of the wrapper's one size", "[de
   auto size = [&](const BatchDecodeConfig& c) {
     return ops::DecodeGraphCluster(*engine, c, ops::BatchDecodeLimits(*engine, c, 132));
   };
-  // Clusters of 2 up to 16 requests of 8 kv heads (16 x 8 x 2 = 256 <= 264 slots).
+  // Clusters of 2 up to 16 requests of 8 kv heads (16 x 8 x 2 = 256 <= 264 slots), past the
+  // merge kernel's small batches (x 8 chunks > 264).
   CHECK(size(config(32, 8, 16)) == 2);
   CHECK(size(config(32, 8, 17)) == 0);
+  CHECK(size(config(32, 8, 5)) == 2);
+  CHECK(size(config(32, 8, 4)) == 0);  // 4 x 8 x 8 = 256: the merge kernel's batches
+  CHECK(size(config(32, 8, 1)) == 0);
   CHECK(size(config(8, 1, 132)) == 2);
+  CHECK(size(config(8, 1, 34)) == 2);
+  CHECK(size(config(8, 1, 33)) == 0);
   CHECK(size(config(32, 8, 1, false)) == 0);  // stream mode: each plan's own cluster
   {
     BatchDecodeConfig fp8 = config(32, 8, 1), d64 = config(32, 8, 1);
@@ -716,8 +722,9 @@ TEST_CASE("decode plans in graph mode: clusters of the wrapper's one size", "[de
     CHECK(size(fp8) == 0);  // where DecodeMaxCluster has none
     CHECK(size(d64) == 0);
   }
-  // Larger sizes by the knob, where the requests fit 10/11 of the slots.
+  // Larger sizes by the knob, where the requests fit 10/11 of the slots (small batches too).
   ops::SetDecodeGraphClusterForTesting(8);
+  CHECK(size(config(32, 8, 1)) == 8);
   CHECK(size(config(32, 8, 3)) == 8);
   CHECK(size(config(32, 8, 4)) == 4);   // 4 x 8 x 8 = 256 > 240
   CHECK(size(config(32, 8, 16)) == 2);  // 16 x 8 x 4 = 512 > 240

@@ -71,9 +71,12 @@ bool DecodeGraphMergeKernel(const BatchDecodeConfig& c, const DecodeScheduleLimi
 // The cluster size of a graph-mode wrapper's launches (0: none): every replay runs in clusters
 // of that many CTAs, and plans whose requests all split into exactly that many chunks merge them
 // in the cluster (DecodeScheduleLimits::min_cluster); the others run unmerged by it. Where
-// clusters apply (DecodeMaxCluster) and no persistent grid is forced: the largest of 8, 4, 2 (at
-// most DecodeGraphClusterMax()) for which max_batch_size requests in that many chunks fit one
-// round of the slots (over 2: 10/11 of them, what the H200 holds in clusters of 4 and 8).
+// clusters apply (DecodeMaxCluster) and no persistent grid is forced. By default 2, where
+// max_batch_size requests in two chunks fit the slots but in merge_kernel_min_partials chunks do
+// not (the merge kernel's small batches keep unclustered launches). With
+// DecodeGraphClusterMax() over 2: the largest of 8, 4, 2 (at most that) for which max_batch_size
+// requests in that many chunks fit one round of the slots (over 2: 10/11 of them, what the H200
+// holds in clusters of 4 and 8).
 int DecodeGraphCluster(const Engine& engine, const BatchDecodeConfig& c,
                        const DecodeScheduleLimits& limits);
 // The largest cluster graph mode may take. Knob FLASHJIT_DECODE_GRAPH_CLUSTER = 0 (none; graph
@@ -93,6 +96,12 @@ enum DecodeMergeMode { kMergeFused = 0, kMergeKernel = 1, kMergeAuto = 2 };
 DecodeMergeMode DecodeMerge();
 // Tests: plans made afterwards use `mode`; < 0 restores the knob.
 void SetDecodeMergeForTesting(int mode);
+
+// The plan header at the start of a batch decode workspace (BatchDecode::Plan writes it; the
+// work items follow it): int32 words [work items, merge items, persistent CTAs, the merge
+// kernel's items, the plan's cluster size, 3 unused]. The kernels read words 0, 2 and 3
+// (DecodeParams::num_work, persistent_ctas; DecodeMergeParams::num_items).
+inline constexpr size_t kDecodePlanHeaderBytes = 32;
 
 // The kernel form of a plan (BatchDecode::Plan's rules; also what bench_decode --plan prints).
 struct DecodePlanForm {
