@@ -15,7 +15,7 @@ printf '%s\n' "batch decode: dtypes\, head dims\, knobs" "batch decode: mixed le
   "batch decode: fp8 KV\, every head dim and dtype pair\, subnormal codes" \
   "batch decode: programmatic dependent launch over chained runs" "batch decode: persistent grid over ragged batches" > $L/cases.txt
 export S L
-cat $L/cases.txt | xargs -P 8 -I{} bash -c 'FLASHJIT_DECODE_LAUNCH_CLUSTER=2 timeout 200 $S/flashjit_gpu_tests "{}" > "$L/case_$(echo "{}" | md5sum | cut -c1-8).log" 2>&1; echo "exit $? {}" >> $L/cases_exit.txt'
+cat $L/cases.txt | xargs -d '\n' -P 8 -I{} bash -c 'FLASHJIT_DECODE_LAUNCH_CLUSTER=2 timeout 200 $S/flashjit_gpu_tests "{}" > "$L/case_$(echo "{}" | md5sum | cut -c1-8).log" 2>&1; echo "exit $? {}" >> $L/cases_exit.txt'
 cat $L/cases_exit.txt; grep -h -E "^All tests passed|^test cases|FAILED" $L/case_*.log | sort | uniq -c
 echo "cases: $((SECONDS - start)) s"
 CFGS=base,tp8,tp4,qwen7b,mha,page1,page64,f16
