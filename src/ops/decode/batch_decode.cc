@@ -31,9 +31,6 @@ struct BatchDecode::State {
 
   bool planned = false;
   int32_t batch = 0, n_items = 0, n_merge = 0, cluster = 0, persistent_ctas = 0;
-  // Stream mode: the attention launch's cluster size (the plan's, or 2 for a plan without one
-  // under ops::DecodeLaunchCluster) and its work items (a whole number of clusters).
-  int32_t launch_cluster = 0, launch_items = 0;
   bool pdl = false;  // the attention launch takes programmatic dependent launch (ops::DecodePdl)
   bool merge_kernel = false;  // the plan takes the merge kernel (DecodePlanForm)
   // At Create: graph mode launches the merge kernel on every replay (DecodeGraphMergeKernel);
@@ -217,8 +214,7 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   s->limits = ops::BatchDecodeLimits(engine, c, sms);
   // Graph mode in clusters: the grid (cap_items work items) a whole number of clusters.
   s->graph_cluster = c.cuda_graph && s->limits.max_cluster > 1 ? s->limits.max_cluster : 0;
-  // (Stream mode: at most a pair more, FLASHJIT_DECODE_LAUNCH_CLUSTER's launches.)
-  const int32_t per_cluster = std::max(2, s->graph_cluster);
+  const int32_t per_cluster = std::max(1, s->graph_cluster);
   s->cap_items = (ops::DecodeMaxItems(c.max_batch_size, s->limits) + per_cluster - 1) /
                  per_cluster * per_cluster;
   s->limits.max_items = s->cap_items;
@@ -369,13 +365,6 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   s.n_items = header[0];
   s.n_merge = header[1];
   s.cluster = sched.cluster;
-  s.launch_cluster = sched.cluster;
-  if (sched.cluster <= 1 && units.ctas == 0 && s.limits.max_cluster >= 2 &&
-      ops::DecodeLaunchCluster())
-    s.launch_cluster = 2;
-  s.launch_items = s.launch_cluster > 1
-                       ? (s.n_items + s.launch_cluster - 1) / s.launch_cluster * s.launch_cluster
-                       : s.n_items;
   s.persistent_ctas = units.ctas;
   s.pdl = ops::DecodePdl(*s.engine, c.device, form.longest);
   s.merge_kernel = form.merge_kernel;
@@ -481,7 +470,7 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   p.num_kv_heads = c.num_kv_heads;
   p.group_size = c.num_qo_heads / c.num_kv_heads;
   p.q_tiles = s.q_tiles;
-  p.cluster = c.cuda_graph ? s.graph_cluster : s.launch_cluster;
+  p.cluster = c.cuda_graph ? s.graph_cluster : s.cluster;
   FillOptionParams(s.options, c.head_dim, &p);
 
   attention::DecodeMergeParams mp{};
@@ -496,7 +485,7 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   mp.o_stride_h = p.o_stride_h;
   mp.lse_stride_b = p.lse_stride_b;
   mp.num_qo_heads = p.num_qo_heads;
-  const int grid = c.cuda_graph ? s.cap_items : s.launch_items;
+  const int grid = c.cuda_graph ? s.cap_items : s.n_items;
   // Split requests are merged by their cluster (p.cluster), their last CTA (p.merge_counters)
   // or, where the plan says so, the merge kernel. A persistent plan launches its CTAs only; in
   // graph mode (forced: every plan persistent) the captured grid is the resident capacity, and CTAs

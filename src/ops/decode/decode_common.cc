@@ -204,11 +204,6 @@ int DecodeGraphClusterMax() {
 
 void SetDecodeGraphClusterForTesting(int max) { g_graph_cluster_test.store(max < 0 ? -1 : max); }
 
-bool DecodeLaunchCluster() {
-  static const bool kOn = EnvMode("FLASHJIT_DECODE_LAUNCH_CLUSTER", {{"2", 1}}, 0) != 0;
-  return kOn;
-}
-
 namespace {
 std::atomic<int> g_pdl_test{-1};
 std::atomic<unsigned long long*> g_stamps{nullptr};

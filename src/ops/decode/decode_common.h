@@ -85,10 +85,6 @@ int DecodeGraphCluster(const Engine& engine, const BatchDecodeConfig& c,
 int DecodeGraphClusterMax();
 // Tests: wrappers created afterwards use `max` (0: none); < 0 restores the knob.
 void SetDecodeGraphClusterForTesting(int max);
-// Stream mode: whether plans that do not merge by clusters launch in clusters of 2 all the same
-// (where clusters apply; not persistent plans). Knob FLASHJIT_DECODE_LAUNCH_CLUSTER=2; unset:
-// no (an experiment of session 16: graph mode read unsplit plans 9-13 % faster so launched).
-bool DecodeLaunchCluster();
 
 // How a plan's split requests are merged when no cluster does it: by the last CTA of each
 // (request, head tile) (kMergeFused: no second launch), or by the merge kernel (kMergeKernel: a
