@@ -68,10 +68,10 @@ void SetDecodeChunkForTesting(int64_t keys) {
   g_chunk_for_testing.store(keys > 0 ? keys : 0, std::memory_order_relaxed);
 }
 
-int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits) {
-  // The chooser never takes more than about four waves of split items beyond one per request.
+int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits, int extra_waves) {
+  // The chooser rarely takes more than about four waves of split items beyond one per request.
   const int64_t per_wave = std::max(1, limits.slots / std::max(1, limits.ctas_per_item));
-  return static_cast<int32_t>(max_batch + 4 * per_wave + 4);
+  return static_cast<int32_t>(max_batch + int64_t(extra_waves) * per_wave + 4);
 }
 
 int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,

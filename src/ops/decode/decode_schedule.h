@@ -144,8 +144,9 @@ bool DefaultPersistent(int64_t units, int64_t longest_unit_tiles, int slots);
 // of pairs marked.
 int MarkDecodeStealPairs(DecodeSchedule& schedule, int min_own, int min_tiles = 0);
 
-// Work items a plan may produce for up to `max_batch` requests (the workspace capacity).
-int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits);
+// Work items a plan may produce for up to `max_batch` requests (the workspace capacity): one
+// per request and `extra_waves` waves of split items beyond.
+int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits, int extra_waves = 4);
 
 // The uniform split of SingleDecode (one request of kv_len keys, no plan): `chunks` items of
 // `chunk` keys (ChooseDecodeChunk over limits, whose max_items is the workspace's partial slots;
