@@ -778,6 +778,20 @@ TEST_CASE("decode plans in graph mode: clusters of the wrapper's one size", "[de
   CHECK((c700 == 0 || c700 == 8));
   CHECK(one.cluster == 8);
   CHECK(four.cluster == 8);
+  // A graph-mode wrapper launches its capacity of items on every replay: one wave of split
+  // items beyond the batch where the batch fits one wave unsplit, else four, as outside graph
+  // mode (bf16 32 / 8 heads: 33 items a wave; fp8: 396 slots, 49 items a wave).
+  auto capacity = [&](const BatchDecodeConfig& c) {
+    return ops::BatchDecodeMaxItems(c, ops::BatchDecodeLimits(*engine, c, 132));
+  };
+  CHECK(capacity(config(32, 8, 16)) == 16 + 33 + 4);
+  CHECK(capacity(config(32, 8, 16, false)) == 16 + 4 * 33 + 4);
+  CHECK(capacity(config(32, 8, 64)) == 64 + 4 * 33 + 4);  // 512 CTAs > 264
+  BatchDecodeConfig fp8 = config(32, 8, 64);
+  fp8.kv_dtype = DType::kF8E4M3;
+  CHECK(capacity(fp8) == 64 + 4 * 49 + 4);
+  fp8.max_batch_size = 49;
+  CHECK(capacity(fp8) == 49 + 49 + 4);
   CHECK(long1.cluster == 0);
   CHECK(long1.merge.size() == 1);
 }

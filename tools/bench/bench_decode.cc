@@ -369,7 +369,7 @@ void PrintPlan(const Engine& engine, const Config& c, const Shape& s, bool graph
   bc.max_batch_size = std::max(s.b, max_batch);
   bc.cuda_graph = graph;
   ops::DecodeScheduleLimits lim = ops::BatchDecodeLimits(engine, bc, 132);
-  lim.max_items = ops::DecodeMaxItems(bc.max_batch_size, lim);
+  lim.max_items = ops::BatchDecodeMaxItems(bc, lim);
   const int kv_bytes = DTypeBytes(s.kv);
   const int group = c.hq / c.hkv;
   const int q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;

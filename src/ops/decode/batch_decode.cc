@@ -88,6 +88,18 @@ int DecodeGraphCluster(const Engine& engine, const BatchDecodeConfig& c,
   return 0;
 }
 
+int32_t BatchDecodeMaxItems(const BatchDecodeConfig& c, const DecodeScheduleLimits& limits) {
+  // Graph mode launches this many items on every replay, and all but the plan's exit at once,
+  // which costs a short plan's CTAs time. Session 16 (call 4, graph mode, one wave against four):
+  // -2 to -13 % on 37 of 143 rows (B=1-16 up to 16k keys; B=64-256 at 1-4 kv heads and short
+  // contexts), but +6 % on fp8 B=64 L=32k, whose plan of 3.88 waves no longer fitted. So one wave
+  // where the wrapper's batch fits one wave unsplit, four (as outside graph mode) where it does
+  // not.
+  const bool one_wave =
+      c.cuda_graph && int64_t(c.max_batch_size) * limits.ctas_per_item <= limits.slots;
+  return DecodeMaxItems(c.max_batch_size, limits, one_wave ? 1 : 4);
+}
+
 DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms) {
   DecodeScheduleLimits limits;
   const int group = c.num_qo_heads / c.num_kv_heads;
@@ -215,12 +227,8 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   // Graph mode in clusters: the grid (cap_items work items) a whole number of clusters.
   s->graph_cluster = c.cuda_graph && s->limits.max_cluster > 1 ? s->limits.max_cluster : 0;
   const int32_t per_cluster = std::max(1, s->graph_cluster);
-  // Graph mode launches cap_items items on every replay and all but the plan's exit at once,
-  // which costs the plan's CTAs time (session 16: an unsplit B=16 L=512 plan read 18.1 us in
-  // graph mode, 16.0 outside it): one wave of split items beyond the batch, not four.
-  const int extra_waves = c.cuda_graph ? 1 : 4;
-  s->cap_items = (ops::DecodeMaxItems(c.max_batch_size, s->limits, extra_waves) + per_cluster - 1) /
-                 per_cluster * per_cluster;
+  s->cap_items =
+      (ops::BatchDecodeMaxItems(c, s->limits) + per_cluster - 1) / per_cluster * per_cluster;
   s->limits.max_items = s->cap_items;
   s->cap_merge = c.max_batch_size;
   s->off_merge = Align16(s->off_work + s->cap_items * sizeof(attention::DecodeWorkItem));

@@ -38,6 +38,11 @@ int DecodePlanModel();
 // (BatchDecode::Create's; also what bench_decode --plan prints).
 DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms);
 
+// The work items a wrapper of config `c` plans at most (its workspace's capacity, and in graph
+// mode the items every replay launches): DecodeMaxItems with four waves of split items beyond
+// the batch, one in graph mode where max_batch_size requests fit one wave unsplit.
+int32_t BatchDecodeMaxItems(const BatchDecodeConfig& c, const DecodeScheduleLimits& limits);
+
 // Whether decode CTAs are launched head-major (see DecodeParams::head_major).
 bool DecodeHeadMajor();
 
