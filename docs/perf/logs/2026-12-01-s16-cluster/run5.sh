@@ -1,6 +1,6 @@
 # Session 16's fifth call (final tree 97596b1, build-s5; host code only): graph-mode wrappers
 # sized for one wave of split items beyond the batch where it fits one wave unsplit, else four,
-# 60975f9 = 35c1f8d in graph mode), both on build-s3's kernel cache. First the graph and decode
+# against the tree before (build-s3: 60975f9 = 35c1f8d in graph mode), both on build-s3's kernel cache. First the graph and decode
 # GPU cases on the new tree (8 processes at a time) and memcheck on the graph cases, then graph
 # mode old / new over the configurations and short contexts, two rounds interleaved.
 echo "$1" > "$OUT/commit.txt"
