@@ -1,0 +1,212 @@
+// The form of BatchDecode's plans (CPU, no GPU): where split requests are merged by the merge
+// kernel (session 15), and how graph-mode wrappers launch: in clusters of one size, over a grid
+// of one wave of split items or four (session 16).
+#include <flashjit/decode.h>
+
+#include <catch2/catch.hpp>
+#include <cstdlib>
+#include <vector>
+
+#include "src/ops/decode/decode_common.h"
+#include "src/ops/decode/decode_schedule.h"
+#include "tests/unit/test_util.h"
+
+namespace flashjit {
+namespace {
+
+// Session 15: split requests of one-wave plans with at least 8 chunks a request are merged by
+// the merge kernel (a CTA per request, query head and 32 columns) where the model prices it
+// below the last CTA's merge; one kv head at B=1 then splits over 64-128 CTAs instead of 32.
+// Not in plans of more than one wave, for 2-7 chunks, under FLASHJIT_DECODE_MERGE=fused, or in
+// graph mode beyond small batches and groups under 4 (ops::DecodeGraphMergeKernel).
+TEST_CASE("decode plans: the merge kernel where the last CTA's merge would be long", "[decode]") {
+  if (std::getenv("FLASHJIT_DECODE_PLAN_MODEL") || std::getenv("FLASHJIT_DECODE_PERSISTENT") ||
+      std::getenv("FLASHJIT_DECODE_MERGE") || std::getenv("FLASHJIT_DECODE_CHUNK") ||
+      std::getenv("FLASHJIT_DECODE_STAGES")) {
+    WARN("a decode plan knob is set: the default plans are not checked");
+    return;
+  }
+  auto engine = test::MakeTestEngine("");
+  auto plan = [&](int hq, int hkv, DType kv, int b, int len, bool graph, int max_b = 0) {
+    BatchDecodeConfig c;
+    c.num_qo_heads = hq;
+    c.num_kv_heads = hkv;
+    c.kv_dtype = kv;
+    c.max_batch_size = std::max(b, max_b);
+    c.cuda_graph = graph;
+    ops::DecodeScheduleLimits l = ops::BatchDecodeLimits(*engine, c, 132);
+    l.max_items = ops::DecodeMaxItems(b, l);
+    const ops::DecodeSchedule sched =
+        ops::BuildDecodeSchedule(std::vector<ops::DecodeRequest>(b, {0, len, 0}), l);
+    const ops::DecodePlanForm form = ops::ChooseDecodePlanForm(c, ops::kPersistentAuto, sched, l);
+    return std::pair{sched, form};
+  };
+  {
+    const auto [sched, form] = plan(8, 1, DType::kBF16, 1, 16384, false);  // tp8 B=1 L=16k
+    CHECK(form.merge_kernel);
+    CHECK(sched.work.size() >= 64);
+    CHECK(sched.work.size() <= 132);
+  }
+  for (int len : {4096, 16384}) {
+    // Graph mode: a wrapper of batches up to 33 x 8 x 1 <= 264 launches the merge kernel on every
+    // replay, one of 34 does not (its plans keep the last CTA's merge and its price: 32 chunks).
+    INFO("graph mode, L=" << len);
+    const auto [sched, form] = plan(8, 1, DType::kBF16, 1, len, true, 33);
+    CHECK(form.merge_kernel);
+    CHECK(sched.work.size() >= 64);
+    const auto [sched2, form2] = plan(8, 1, DType::kBF16, 1, len, true, 34);
+    CHECK_FALSE(form2.merge_kernel);
+    CHECK(sched2.work.size() == 32);
+    // Groups of 1 and 2 (mha, Gemma-2's 16 / 8) keep the last CTA's merge in graph mode.
+    CHECK_FALSE(plan(32, 32, DType::kBF16, 1, len, true).second.merge_kernel);
+    CHECK_FALSE(plan(16, 8, DType::kBF16, 1, len, true).second.merge_kernel);
+    CHECK(plan(16, 4, DType::kBF16, 1, len, true).second.merge_kernel);  // group 4
+  }
+  {
+    const auto [sched, form] = plan(32, 8, DType::kF8E4M3, 64, 4096, false);  // 4 waves
+    CHECK(sched.merge.size() == 64);
+    CHECK_FALSE(form.merge_kernel);
+  }
+  {
+    const auto [sched, form] = plan(32, 8, DType::kBF16, 16, 16384, false);  // 2 chunks each
+    CHECK(sched.merge.size() == 16);
+    CHECK_FALSE(form.merge_kernel);
+  }
+  {
+    ops::SetDecodeMergeForTesting(ops::kMergeFused);
+    const auto [sched, form] = plan(8, 1, DType::kBF16, 1, 16384, false);
+    ops::SetDecodeMergeForTesting(-1);
+    CHECK_FALSE(form.merge_kernel);
+    CHECK(sched.work.size() == 32);
+  }
+  ops::DecodeScheduleLimits l;
+  l.merge_rows_per_warp = 2;
+  l.merge_kernel_base = 1.1;
+  bool kernel = false;
+  CHECK(ops::DecodeMergeCost(128, 1, l, &kernel) == Approx(1.1));
+  CHECK(kernel);
+  CHECK(ops::DecodeMergeCost(129, 1, l, &kernel) == Approx(1.6));
+  ops::DecodeMergeCost(128, 2, l, &kernel);
+  CHECK_FALSE(kernel);
+  ops::DecodeMergeCost(7, 1, l, &kernel);
+  CHECK_FALSE(kernel);
+}
+
+// Session 16: a graph-mode wrapper launches every replay in clusters of one size (2 by default,
+// 4 or 8 by the knob), where max_batch_size requests in that many chunks fit one round of the
+// slots; its plans merge in the clusters only where every request splits into exactly that many
+// chunks (the GPU case "a CUDA graph in thread-block clusters ..." replays these plans).
+TEST_CASE("decode plans in graph mode: clusters of the wrapper's one size", "[decode]") {
+  if (std::getenv("FLASHJIT_DECODE_PLAN_MODEL") || std::getenv("FLASHJIT_DECODE_PERSISTENT") ||
+      std::getenv("FLASHJIT_DECODE_MERGE") || std::getenv("FLASHJIT_DECODE_CHUNK") ||
+      std::getenv("FLASHJIT_DECODE_CLUSTER") || std::getenv("FLASHJIT_DECODE_MAX_CLUSTER") ||
+      std::getenv("FLASHJIT_DECODE_GRAPH_CLUSTER")) {
+    WARN("a decode plan knob is set: the default plans are not checked");
+    return;
+  }
+  auto engine = test::MakeTestEngine("");
+  auto config = [](int hq, int hkv, int max_b, bool graph = true) {
+    BatchDecodeConfig c;
+    c.num_qo_heads = hq;
+    c.num_kv_heads = hkv;
+    c.max_batch_size = max_b;
+    c.cuda_graph = graph;
+    return c;
+  };
+  auto size = [&](const BatchDecodeConfig& c) {
+    return ops::DecodeGraphCluster(*engine, c, ops::BatchDecodeLimits(*engine, c, 132));
+  };
+  // Clusters of 2 up to 16 requests of 8 kv heads (16 x 8 x 2 = 256 <= 264 slots), past the
+  // merge kernel's small batches (x 8 chunks > 264).
+  CHECK(size(config(32, 8, 16)) == 2);
+  CHECK(size(config(32, 8, 17)) == 0);
+  CHECK(size(config(32, 8, 5)) == 2);
+  CHECK(size(config(32, 8, 4)) == 0);  // 4 x 8 x 8 = 256: the merge kernel's batches
+  CHECK(size(config(32, 8, 1)) == 0);
+  CHECK(size(config(8, 1, 132)) == 2);
+  CHECK(size(config(8, 1, 34)) == 2);
+  CHECK(size(config(8, 1, 33)) == 0);
+  CHECK(size(config(32, 8, 1, false)) == 0);  // stream mode: each plan's own cluster
+  {
+    BatchDecodeConfig fp8 = config(32, 8, 1), d64 = config(32, 8, 1);
+    fp8.kv_dtype = DType::kF8E4M3;
+    d64.head_dim = 64;
+    CHECK(size(fp8) == 0);  // where DecodeMaxCluster has none
+    CHECK(size(d64) == 0);
+  }
+  // Larger sizes by the knob, where the requests fit 10/11 of the slots (small batches too).
+  ops::SetDecodeGraphClusterForTesting(8);
+  CHECK(size(config(32, 8, 1)) == 8);
+  CHECK(size(config(32, 8, 3)) == 8);
+  CHECK(size(config(32, 8, 4)) == 4);   // 4 x 8 x 8 = 256 > 240
+  CHECK(size(config(32, 8, 16)) == 2);  // 16 x 8 x 4 = 512 > 240
+  CHECK(ops::BatchDecodeLimits(*engine, config(8, 1, 4), 132).slots == 240);
+  ops::SetDecodeGraphClusterForTesting(0);
+  CHECK(size(config(32, 8, 16)) == 0);
+  ops::SetDecodeGraphClusterForTesting(-1);
+
+  // The plans of the GPU case's wrapper (32 / 8 heads, batches of up to 16).
+  auto plan = [&](const BatchDecodeConfig& c, std::vector<int> lens) {
+    ops::DecodeScheduleLimits l = ops::BatchDecodeLimits(*engine, c, 132);
+    l.max_items = ops::DecodeMaxItems(c.max_batch_size, l);
+    std::vector<ops::DecodeRequest> requests;
+    for (int len : lens) requests.push_back({0, len, 0});
+    return ops::BuildDecodeSchedule(requests, l);
+  };
+  const BatchDecodeConfig base = config(32, 8, 16);
+  for (int len : {1024, 3000}) {
+    INFO("15 requests of " << len);
+    const ops::DecodeSchedule s = plan(base, std::vector<int>(15, len));
+    CHECK(s.cluster == 2);
+    REQUIRE(s.work.size() == 30);
+    for (const attention::DecodeWorkItem& w : s.work)
+      CHECK(w.partial == attention::kDecodePartialCluster);
+  }
+  {
+    std::vector<int> lens(16, 1024);
+    lens[15] = 500;  // one chunk where the others have two: no cluster
+    const ops::DecodeSchedule s = plan(base, lens);
+    CHECK(s.cluster == 0);
+    for (const attention::DecodeWorkItem& w : s.work)
+      CHECK(w.partial != attention::kDecodePartialCluster);
+  }
+  CHECK(plan(base, std::vector<int>(16, 100)).cluster == 0);  // unsplit
+  CHECK(plan(base, {2048}).cluster == 0);                     // 2 chunks would leave the GPU idle
+  // Stream mode takes clusters of 8 for one request of 1024 keys; a graph wrapper of size 2 may
+  // not, and a wrapper of size 8 takes exactly 8.
+  CHECK(plan(config(32, 8, 16, false), {1024}).cluster == 8);
+  CHECK(plan(base, {1024}).cluster != 8);
+  ops::SetDecodeGraphClusterForTesting(8);
+  const BatchDecodeConfig tp8 = config(8, 1, 4);
+  const ops::DecodeSchedule one = plan(tp8, {1024});
+  const ops::DecodeSchedule four = plan(tp8, {1024, 1024, 1024, 1024});
+  const ops::DecodeSchedule long1 = plan(tp8, {16000});
+  // Stream mode clusters 200 and 700 keys in 4 and 6 chunks; this wrapper only in 8.
+  const int32_t c200 = plan(tp8, {200}).cluster, c700 = plan(tp8, {700, 700, 700}).cluster;
+  ops::SetDecodeGraphClusterForTesting(-1);
+  CHECK(plan(config(8, 1, 4, false), {200}).cluster == 4);
+  CHECK(plan(config(8, 1, 4, false), {700, 700, 700}).cluster == 6);
+  CHECK((c200 == 0 || c200 == 8));
+  CHECK((c700 == 0 || c700 == 8));
+  CHECK(one.cluster == 8);
+  CHECK(four.cluster == 8);
+  // A graph-mode wrapper launches its capacity of items on every replay: one wave of split
+  // items beyond the batch where the batch fits one wave unsplit, else four, as outside graph
+  // mode (bf16 32 / 8 heads: 33 items a wave; fp8: 396 slots, 49 items a wave).
+  auto capacity = [&](const BatchDecodeConfig& c) {
+    return ops::BatchDecodeMaxItems(c, ops::BatchDecodeLimits(*engine, c, 132));
+  };
+  CHECK(capacity(config(32, 8, 16)) == 16 + 33 + 4);
+  CHECK(capacity(config(32, 8, 16, false)) == 16 + 4 * 33 + 4);
+  CHECK(capacity(config(32, 8, 64)) == 64 + 4 * 33 + 4);  // 512 CTAs > 264
+  BatchDecodeConfig fp8 = config(32, 8, 64);
+  fp8.kv_dtype = DType::kF8E4M3;
+  CHECK(capacity(fp8) == 64 + 4 * 49 + 4);
+  fp8.max_batch_size = 49;
+  CHECK(capacity(fp8) == 49 + 49 + 4);
+  CHECK(long1.cluster == 0);
+  CHECK(long1.merge.size() == 1);
+}
+
+}  // namespace
+}  // namespace flashjit
