@@ -74,6 +74,15 @@ struct FLASHJIT_API BatchDecodeConfig {
   // CUDA graph mode: Run() launches fixed grids that read the plan from the workspace, so a
   // graph captured once stays valid across Plan() calls with new lengths, as long as every
   // Plan() uses the same workspace and Run() the same q/out/lse/kv_indices buffers.
+  // The fixed grid is sized by max_batch_size, and every replay launches all of it: the
+  // requests, plus one wave of split work items where max_batch_size requests fit the GPU's
+  // resident decode CTAs unsplit (else four waves). CTAs beyond the current plan exit at once,
+  // so a wrapper per captured batch size (max_batch_size = that size) keeps replays short.
+  // On sm_90+ with a 16-bit cache at head dim 128, a wrapper whose max_batch_size x
+  // num_kv_heads x ceil(group / 16) x 2 fits the resident CTAs, but x 8 does not, launches in
+  // thread-block clusters of 2. Plans that split every request in two then merge inside the
+  // cluster; other plans run in the same launch unchanged. On an H200 with 8 kv heads that is
+  // 5-16 requests.
   bool cuda_graph = false;
 };
 
