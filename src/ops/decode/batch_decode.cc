@@ -65,6 +65,12 @@ bool DecodeGraphMergeKernel(const BatchDecodeConfig& c, const DecodeScheduleLimi
              limits.slots;
 }
 
+namespace {
+// The CTAs `slots` hold at once in clusters of more than 2: 10/11 of them, the H200's 240 in
+// clusters of 8 of its 264 slots (248 in clusters of 4; session 13's stamps).
+int ClusterSlots(int slots) { return slots * 10 / 11; }
+}  // namespace
+
 int DecodeGraphCluster(const Engine& engine, const BatchDecodeConfig& c,
                        const DecodeScheduleLimits& limits) {
   if (!c.cuda_graph || DecodePersistentAllowed(c, DecodePersistent())) return 0;
@@ -82,7 +88,7 @@ int DecodeGraphCluster(const Engine& engine, const BatchDecodeConfig& c,
   // Larger sizes (the knob): the largest that fits. Same call: -5 to -13 % at B=1-16 L=512-2k
   // where they cluster, +15 to +39 % at L=4k-16k (the plans of 240 slots split differently).
   for (int g = 8; g >= 2; g /= 2) {
-    const int64_t room = g > 2 ? limits.slots * 10 / 11 : limits.slots;
+    const int64_t room = g > 2 ? ClusterSlots(limits.slots) : limits.slots;
     if (g <= most && ctas * g <= room) return g;
   }
   return 0;
@@ -119,7 +125,7 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
   // Uniform splits merge in a thread-block cluster. A captured graph keeps one launch shape: a
   // graph-mode wrapper fixes its cluster size at Create, and its plans cluster by exactly that
   // many chunks (DecodeGraphCluster); over 2, every launch holds only the slots of that size.
-  const int cluster_slots = limits.slots * 10 / 11;
+  const int cluster_slots = ClusterSlots(limits.slots);
   if (!c.cuda_graph) {
     limits.max_cluster = DecodeMaxCluster(engine, c.device, c.head_dim, DTypeBytes(c.kv_dtype));
   } else if (const int g = DecodeGraphCluster(engine, c, limits); g > 1) {
@@ -132,8 +138,7 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
     limits.merge_kernel_base = 1.1;
   // Session 13 (knob FLASHJIT_DECODE_PLAN_MODEL=s12: without): the last CTA's merge priced by
   // its round trips, and clusters of more than 2 CTAs only where the GPU holds all of them
-  // (DecodeScheduleLimits::merge_rows_per_warp, cluster_max_ctas). 10/11 of the slots: the
-  // H200's 240 CTAs in clusters of 8 of its 264 slots.
+  // (DecodeScheduleLimits::merge_rows_per_warp, cluster_max_ctas: ClusterSlots).
   if (DecodePlanModel() != kPlanModelS12) {
     const int rows = group < attention::kDecodeQTile ? group : attention::kDecodeQTile;
     constexpr int kWarps = attention::kDecodeThreads / 32;
