@@ -21,13 +21,22 @@ namespace flashjit::attention {
 //   P.V: n8 tile j of the output, column n, is head-dim column n * D/8 + j; thread g = lane / 4
 //        reads D/8 contiguous bytes of each of its four keys (2t, 2t+1, 2t+8, 2t+9) and byte
 //        permutes pair keys. The epilogue writes O back in head-dim order (Fp8OutColumn).
+// They multiply in f16 whatever the query's type (TC): an fp8 pair becomes an f16 pair in two
+// instructions, a bf16 pair in four, and the conversions were a third of the fp8 loop's
+// instructions (kv_prep.cuh). A bf16 query enters f16 at Init scaled per row by a power of two
+// that puts the row's largest |q| in [2^14, 2^15): exact for every element down to 2^-28 of it
+// (smaller ones keep f16's subnormal precision, below 2^-38 of the largest term), no overflow;
+// Scores multiplies the scale back out, exactly. P (in [0, 1]) rounds to f16, finer than bf16.
 template <class V>
 struct DecodeWarp {
-  using T = typename V::DTypeQ;  // tensor-core input type
+  using T = typename V::DTypeQ;
   using TKV = typename V::DTypeKV;
   static constexpr int kD = V::kHeadDim;
   static constexpr int kChunks = kD / 8;  // 16-byte chunks per 16-bit row
   static constexpr bool kFp8Regs = sizeof(TKV) == 1 && !V::kRope;
+  using TC = typename Select<kFp8Regs, half, T>::type;  // tensor-core input type
+  // A bf16 query of an fp8 variant, scaled into f16 per row (q_unscale: the scale's inverse).
+  static constexpr bool kScaledQ = kFp8Regs && !IsSame<T, half>::value;
   static constexpr int kFp8Chunks = kD / 16;  // 16-byte chunks per fp8 row
   // Q's A fragments read from the CTA's swizzled Q rows at each step (ldmatrix) instead of held
   // in 2 * D / 8 registers a thread: the D 256 form, whose 255 registers spill otherwise.
@@ -38,6 +47,7 @@ struct DecodeWarp {
   float o[kD / 8][4];                        // C fragments of O          (16, D)
   float m[2], l[2];                          // rows lane/4, lane/4 + 8
   float slope[2];                            // ALiBi slope of those rows
+  float q_unscale[2];                        // kScaledQ: q.k = (q * 2^s).k * q_unscale, rows
 
   // kFp8Regs: head-dim column of accumulator o[j][c] (c = 0..3) of this thread.
   static FLASHJIT_DEVICE int Fp8OutColumn(int j, int c) {
@@ -63,6 +73,7 @@ struct DecodeWarp {
         q_frag[kk][2] = pair(g, col + 2);
         q_frag[kk][3] = pair(g + 8, col + 2);
       }
+      if constexpr (kScaledQ) ScaleQueryToF16();
     } else {
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk)
@@ -72,6 +83,37 @@ struct DecodeWarp {
     for (int j = 0; j < kD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.f;
     m[0] = m[1] = NegInf();
     l[0] = l[1] = 0.f;
+  }
+
+  // kScaledQ: q_frag holds bf16 pairs (rows lane/4: [.][0], [.][2]; lane/4 + 8: [.][1], [.][3]);
+  // each row is scaled by 2^s into f16, s = 14 - (the exponent of the row's largest |q|),
+  // clamped to +-126 (a zero or subnormal row, an infinite one: still no overflow, NaN stays).
+  FLASHJIT_DEVICE void ScaleQueryToF16() {
+    auto lo = [](uint32_t w) { return __uint_as_float(w << 16); };  // bf16 -> f32: exact
+    auto hi = [](uint32_t w) { return __uint_as_float(w & 0xffff0000u); };
+    float amax[2] = {0.f, 0.f};
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk)
+#pragma unroll
+      for (int i = 0; i < 4; ++i)
+        amax[i & 1] = fmaxf(amax[i & 1], fmaxf(fabsf(lo(q_frag[kk][i])), fabsf(hi(q_frag[kk][i]))));
+    float scale[2];
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {  // the four lanes of a row hold its D / 4 column groups
+      amax[r] = fmaxf(amax[r], __shfl_xor_sync(0xffffffffu, amax[r], 1));
+      amax[r] = fmaxf(amax[r], __shfl_xor_sync(0xffffffffu, amax[r], 2));
+      const int e = static_cast<int>((__float_as_uint(amax[r]) >> 23) & 0xff) - 127;
+      const int s = min(max(14 - e, -126), 126);
+      scale[r] = __uint_as_float(static_cast<uint32_t>(127 + s) << 23);
+      q_unscale[r] = __uint_as_float(static_cast<uint32_t>(127 - s) << 23);
+    }
+#pragma unroll
+    for (int kk = 0; kk < kD / 16; ++kk)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const float f = scale[i & 1];
+        q_frag[kk][i] = PackPair<half>(lo(q_frag[kk][i]) * f, hi(q_frag[kk][i]) * f);
+      }
   }
 
   // S = Q K^T for the 16 keys in k_src                        (16, 16) as two n8 tiles
@@ -90,10 +132,19 @@ struct DecodeWarp {
           const uint32_t w[4] = {c.x, c.y, c.z, c.w};
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
-            const uint32_t b0 = Fp8Unscale<T, TKV>(Fp8Pair<T, TKV, 0, 1>(w[j], w[j]));
-            const uint32_t b1 = Fp8Unscale<T, TKV>(Fp8Pair<T, TKV, 2, 3>(w[j], w[j]));
-            MmaM16N8K16<T>(s[nt], q_frag[i * 4 + j], b0, b1);
+            const uint32_t b0 = Fp8PairF16<TKV, 0, 1>(w[j], w[j]);
+            const uint32_t b1 = Fp8PairF16<TKV, 2, 3>(w[j], w[j]);
+            MmaM16N8K16<TC>(s[nt], q_frag[i * 4 + j], b0, b1);
           }
+        }
+      }
+      if constexpr (kScaledQ) {
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt) {
+          s[nt][0] *= q_unscale[0];
+          s[nt][1] *= q_unscale[0];
+          s[nt][2] *= q_unscale[1];
+          s[nt][3] *= q_unscale[1];
         }
       }
     } else {
@@ -120,9 +171,9 @@ struct DecodeWarp {
   template <int kByte>
   FLASHJIT_DEVICE void Fp8PvTile(const uint32_t (&p_frag)[4], int tile, uint32_t k0, uint32_t k1,
                                  uint32_t k8, uint32_t k9) {
-    const uint32_t b0 = Fp8Unscale<T, TKV>(Fp8Pair<T, TKV, kByte, 4 + kByte>(k0, k1));
-    const uint32_t b1 = Fp8Unscale<T, TKV>(Fp8Pair<T, TKV, kByte, 4 + kByte>(k8, k9));
-    MmaM16N8K16<T>(o[tile], p_frag, b0, b1);
+    const uint32_t b0 = Fp8PairF16<TKV, kByte, 4 + kByte>(k0, k1);
+    const uint32_t b1 = Fp8PairF16<TKV, kByte, 4 + kByte>(k8, k9);
+    MmaM16N8K16<TC>(o[tile], p_frag, b0, b1);
   }
 
   // O += P V for the 16 values in v_src                      (16, 16) x (16, D)
@@ -231,8 +282,8 @@ struct DecodeWarp {
         o[j][3] *= alpha[1];
       }
     }
-    const uint32_t p_frag[4] = {PackPair<T>(s[0][0], s[0][1]), PackPair<T>(s[0][2], s[0][3]),
-                                PackPair<T>(s[1][0], s[1][1]), PackPair<T>(s[1][2], s[1][3])};
+    const uint32_t p_frag[4] = {PackPair<TC>(s[0][0], s[0][1]), PackPair<TC>(s[0][2], s[0][3]),
+                                PackPair<TC>(s[1][0], s[1][1]), PackPair<TC>(s[1][2], s[1][3])};
     AccumulatePv(p_frag, v_src);
   }
 

@@ -32,52 +32,21 @@ FLASHJIT_DEVICE uint32_t Prmt(uint32_t x, uint32_t y, uint32_t sel) {
   return r;
 }
 
-// fp8 bytes straight into tensor-core registers: Fp8Pair<T, TKV, kA, kB>(x, y) is one register
-// of two T values, the low one from byte kA and the high one from byte kB of the eight bytes
-// {y, x} (0..3: x, 4..7: y).
-//   half:  e4m3 by the hardware fp8x2 -> f16x2 conversion; e5m2 is f16's upper byte (exact).
-//   bf16:  the fp8 sign, exponent and mantissa bits are placed into a bf16 unchanged
-//          (s | bits << 4 for e4m3, << 5 for e5m2), which is the value times 2^-kScaleLog2 for
-//          normal and subnormal codes alike; Fp8Unscale multiplies it back exactly (bf16 fma
-//          keeps subnormals). NaN codes (e4m3 0x7f, e5m2 exponent 31) become finite there.
-template <class T, class TKV>
-struct Fp8Regs {
-  static constexpr bool kBf16 = !IsSame<T, half>::value;
-  static constexpr bool kE4M3 = IsSame<TKV, __nv_fp8_e4m3>::value;
-  static constexpr int kScaleLog2 = kBf16 ? (kE4M3 ? 120 : 112) : 0;
-};
-
-template <class T, class TKV, int kA, int kB>
-FLASHJIT_DEVICE uint32_t Fp8Pair(uint32_t x, uint32_t y) {
+// fp8 bytes straight into f16 tensor-core registers: Fp8PairF16<TKV, kA, kB>(x, y) is one
+// register of two halves, the low one from byte kA and the high one from byte kB of the eight
+// bytes {y, x} (0..3: x, 4..7: y). Both conversions are exact: e4m3 by the hardware fp8x2 ->
+// f16x2 conversion, e5m2 as f16's upper byte. Two instructions a pair (a byte permute and the
+// conversion or a mask); a bf16 pair would take four (the bits placed into a bf16, then an
+// exact rescale by 2^120 or 2^112), which is why fp8 caches multiply in f16 (decode_warp.cuh).
+template <class TKV, int kA, int kB>
+FLASHJIT_DEVICE uint32_t Fp8PairF16(uint32_t x, uint32_t y) {
   static_assert(kA >= 0 && kA < 8 && kB >= 0 && kB < 8, "byte index of {y, x}");
-  if constexpr (!Fp8Regs<T, TKV>::kBf16) {
-    if constexpr (Fp8Regs<T, TKV>::kE4M3) {
-      const uint32_t w = Prmt(x, y, kA | (kB << 4));
-      const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<uint16_t>(w), __NV_E4M3);
-      return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
-    } else {
-      return Prmt(x, y, (kA << 4) | (kB << 12)) & 0xff00ff00u;
-    }
+  if constexpr (IsSame<TKV, __nv_fp8_e4m3>::value) {
+    const uint32_t w = Prmt(x, y, kA | (kB << 4));
+    const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<uint16_t>(w), __NV_E4M3);
+    return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
   } else {
-    constexpr uint32_t kSel = kA | ((8 | kA) << 4) | (kB << 8) | ((8 | kB) << 12);
-    const uint32_t w = Prmt(x, y, kSel);  // per 16-bit lane: fp8 byte, its sign replicated
-    if constexpr (Fp8Regs<T, TKV>::kE4M3) return (w << 4) & 0x87f087f0u;
-    return (w << 5) & 0x8fe08fe0u;
-  }
-}
-
-// Multiplies a pair made by Fp8Pair by 2^kScaleLog2 (exact; nothing to do for half).
-template <class T, class TKV>
-FLASHJIT_DEVICE uint32_t Fp8Unscale(uint32_t pair) {
-  if constexpr (!Fp8Regs<T, TKV>::kBf16) {
-    return pair;
-  } else {
-    // 2^kScaleLog2 as bf16 in both lanes, and -0 (the fma's addend keeps -0 * x signs).
-    constexpr uint32_t kOne = static_cast<uint32_t>(127 + Fp8Regs<T, TKV>::kScaleLog2) << 7;
-    constexpr uint32_t kScale = kOne | (kOne << 16);
-    uint32_t r;
-    asm("fma.rn.bf16x2 %0, %1, %2, %3;\n" : "=r"(r) : "r"(pair), "r"(kScale), "r"(0x80008000u));
-    return r;
+    return Prmt(x, y, (kA << 4) | (kB << 12)) & 0xff00ff00u;
   }
 }
 

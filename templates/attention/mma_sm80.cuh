@@ -19,6 +19,15 @@ template <class A>
 struct IsSame<A, A> {
   static constexpr bool value = true;
 };
+// Select<b, X, Y>::type is X when b, else Y.
+template <bool B, class X, class Y>
+struct Select {
+  using type = X;
+};
+template <class X, class Y>
+struct Select<false, X, Y> {
+  using type = Y;
+};
 
 FLASHJIT_DEVICE uint32_t SmemAddress(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));

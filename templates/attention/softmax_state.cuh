@@ -18,8 +18,19 @@ constexpr float kLog2e = 1.4426950408889634f;
 // and exp2(-inf) = 0 holds without forming -inf - -inf).
 FLASHJIT_DEVICE float SafeMax(float m) { return m == NegInf() ? 0.f : m; }
 
-// exp2((s - m) * c) with the clamp above.
-FLASHJIT_DEVICE float ScoreWeight(float s, float m, float c) { return exp2f((s - SafeMax(m)) * c); }
+// exp2((s - m) * c) with the clamp above, by the SFU's ex2 with subnormal results flushed to 0:
+// exp2f's guard for them is three more instructions on each of a decode step's ten weights, and
+// a weight below 2^-126 is nothing beside the row's largest, which is 1 (P rounds to 16 bits
+// before the tensor cores read it; a state rescaled by such a factor is dropped, as it is when
+// its factor underflows 2^-149). ex2.approx.ftz(-inf) is +0; a NaN stays NaN.
+FLASHJIT_DEVICE float Exp2Ftz(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+FLASHJIT_DEVICE float ScoreWeight(float s, float m, float c) {
+  return Exp2Ftz((s - SafeMax(m)) * c);
+}
 
 // Base-2 log-sum-exp of a finished state: m * c + log2(l), or -inf for an empty row.
 FLASHJIT_DEVICE float StateLse(float m, float l, float c) {

@@ -3,6 +3,7 @@
 // knobs, fp8, and splits merged by a thread-block cluster. The persistent grid and CUDA graph
 // replay: decode_persistent_test.cc.
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "src/ops/decode/decode_common.h"
@@ -43,10 +44,10 @@ TEST_CASE("batch decode: mixed lengths, page sizes, GQA ratios, layouts", "[gpu]
   RunBatch(empty, rng);
 }
 
-// fp8 caches are converted in registers (bytes permuted, a bit-exact bf16 construction for
-// bf16 q) unless RoPE runs in the kernel; every head dim and dtype pair, codes that are mostly
-// subnormal (with q scaled up so that the keys still shape the softmax), and RoPE's
-// shared-memory path.
+// fp8 caches are converted in registers (bytes permuted into f16 tensor-core fragments; a bf16
+// q enters f16 scaled per row by a power of two) unless RoPE runs in the kernel; every head dim
+// and dtype pair, codes that are mostly subnormal (with q scaled up so that the keys still shape
+// the softmax), bf16 queries far outside f16's range, and RoPE's shared-memory path.
 TEST_CASE("batch decode: fp8 KV, every head dim and dtype pair, subnormal codes", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   struct Fp8Case {
@@ -77,6 +78,26 @@ TEST_CASE("batch decode: fp8 KV, every head dim and dtype pair, subnormal codes"
     c.q_std = 1.f / c.kv_std;
     c.lens = MixedLengths(8, 2000, 16, rng);
     RunBatch(c, rng);
+  }
+  for (DType kv : {DType::kF8E4M3, DType::kF8E5M2}) {
+    // bf16 queries beyond f16's range (65504) and below its subnormals (2^-24), heads of
+    // different magnitude sharing a CTA, an all-zero head, a bf16-subnormal head; sm_scale
+    // brings the large (then the tiny) heads' logits to O(1) so that the keys shape them.
+    for (const auto& [scales, sm_scale] :
+         {std::pair{std::vector<float>{1e5f, 3e5f, 0.f, 2e4f, 1.f}, 1e-5f},
+          std::pair{std::vector<float>{1e-20f, 5e-21f, 0.f, 1e-30f, 4e-39f}, 1e20f}}) {
+      for (int d : {64, 128, 256}) {
+        BatchCase c;
+        c.kv_dtype = kv;
+        c.head_dim = d;
+        c.num_qo_heads = 10;
+        c.num_kv_heads = 2;
+        c.q_head_scale = scales;
+        c.options.sm_scale = sm_scale / std::sqrt(float(d));
+        c.lens = MixedLengths(6, 1500, 16, rng);
+        RunBatch(c, rng);
+      }
+    }
   }
   {
     BatchCase c;  // RoPE: converted to 16 bits in shared memory, then rotated

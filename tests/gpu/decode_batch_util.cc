@@ -158,6 +158,9 @@ void RunBatch(BatchCase c, std::mt19937& rng) {
   const int hq = c.num_qo_heads, d = c.head_dim, b = static_cast<int>(c.lens.size());
   PagedCache pc = BuildCache(c, rng);
   std::vector<float> q = RandomNormal(int64_t(b) * hq * d, rng, c.q_std);
+  if (!c.q_head_scale.empty())
+    for (int64_t i = 0; i < int64_t(b) * hq * d; ++i)
+      q[i] *= c.q_head_scale[(i / d) % hq % c.q_head_scale.size()];
   if (c.huge_negative) {
     for (int64_t i = 0; i < int64_t(b) * hq; ++i) q[i * d] = 1024.f;
     c.options.sm_scale = 1.f;

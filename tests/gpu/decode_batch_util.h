@@ -19,6 +19,7 @@ struct BatchCase {
   std::vector<int> lens;
   bool sinks = false, with_lse = true, combined = true, huge_negative = false;
   float q_std = 1.f, kv_std = 1.f;  // standard deviations of the random q and K/V values
+  std::vector<float> q_head_scale;  // when given: query head h's values times [h % size]
   DecodeOptions options;
   // Checked after Plan from the workspace header: -1 no check; 0 the plan is not persistent;
   // n > 0 the plan is persistent with min(n, units) CTAs (units: work items x head tiles).

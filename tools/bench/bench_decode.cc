@@ -101,6 +101,7 @@ std::string ShapeKey(const Shape& s) {
 // workspace, so that FLASHJIT_DECODE_CHUNK may force plans of more work items than
 // DecodeMaxItems(B) allows, e.g. chunks of 2048 keys at B=16 L=32k).
 // --lengths L,...: the batch shapes' lengths instead of the grid's (e.g. short contexts).
+// --kv e4m3: the --configs shapes over an fp8 (e4m3) cache instead of the query's type.
 // --graph: the wrapper in CUDA graph mode (max_batch_size = max(B, --max-batch)); each input
 // copy's Run() is captured once into a graph, and the timed call is its cuGraphLaunch (session
 // 15: the merge kernel in graph mode).
@@ -118,6 +119,7 @@ struct Options {
   bool graph = false;        // --graph
   std::vector<int> lengths;  // --lengths (empty: each grid's own)
   int max_batch = 0;
+  bool kv_e4m3 = false;  // --kv e4m3
   std::string stamps;
   std::vector<Config> configs;  // --configs (empty: the default grid on `custom`)
   Config custom;                // --hq etc.; name "custom" once any of them is given
@@ -162,6 +164,11 @@ Options ParseOptions(int argc, char** argv) {
     }
     if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) o.shapes = SplitList(argv[++i]);
     if (!std::strcmp(argv[i], "--plan")) o.plan = true;
+    if (!std::strcmp(argv[i], "--kv") && i + 1 < argc) {
+      if (std::strcmp(argv[++i], "e4m3"))
+        throw std::runtime_error(fmt::format("--kv: '{}'; known: e4m3", argv[i]));
+      o.kv_e4m3 = true;
+    }
     if (!std::strcmp(argv[i], "--graph")) o.graph = true;
     if (!std::strcmp(argv[i], "--lengths") && i + 1 < argc)
       for (const std::string& l : SplitList(argv[++i])) o.lengths.push_back(std::atoi(l.c_str()));
@@ -415,7 +422,7 @@ int main(int argc, char** argv) {
       for (int len : opt.lengths.empty() ? std::vector<int>{1024, 4096, 16384} : opt.lengths) {
         const int64_t keys = c.window >= 0 ? std::min(len, c.window + 1) : len;
         if (int64_t(b) * len * c.hkv * c.d * 4 > kMaxConfigKVBytes && keys == len) continue;
-        shapes.push_back({b, len, c.q, ci});
+        shapes.push_back({b, len, opt.kv_e4m3 ? DType::kF8E4M3 : c.q, ci});
       }
   }
   auto key_bytes = [&](const Shape& s) {  // K + V bytes of one key (all kv heads)
