@@ -50,7 +50,8 @@ FLASHJIT_API size_t SingleDecodeWorkspaceBytes(int64_t num_qo_heads, int64_t hea
 
 // REQUIRES: q [num_qo_heads, head_dim]; k, v [kv_len, num_kv_heads, head_dim] (NHD) or
 // [num_kv_heads, kv_len, head_dim] (HND), unit inner stride, other strides multiples of 8
-// elements, 16-byte aligned; num_qo_heads % num_kv_heads == 0; out like q (contiguous rows);
+// elements, 16-byte aligned (k and v strides also >= 0 and under 2^32 bytes);
+// num_qo_heads % num_kv_heads == 0; out like q (contiguous rows);
 // lse f32 [num_qo_heads] or absent (data == nullptr); workspace: device memory or null.
 FLASHJIT_API Status SingleDecode(Engine& engine, const TensorView& q, const TensorView& k,
                                  const TensorView& v, const TensorView& out,
@@ -113,10 +114,10 @@ class FLASHJIT_API BatchDecode {
   // num_kv_heads x ceil(group / 16) x 8 is at most the GPU's resident decode CTAs (264 on an
   // H200 at head dim 128: small batches), never by others.
   // REQUIRES: q [batch, Hq, D]; k_cache and v_cache [num_pages, page_size, Hkv, D] (NHD) or
-  // [num_pages, Hkv, page_size, D] (HND) with equal strides (SplitKVCache() gives them for a
-  // combined [num_pages, 2, ...] tensor); kv_indices i32 [>= kv_indptr[batch]] on the device;
-  // out like q; lse f32 [batch, Hq] or absent. In graph mode the batch dim may be larger than
-  // the plan's batch (fixed buffers).
+  // [num_pages, Hkv, page_size, D] (HND) with equal strides, each >= 0 and under 2^32 bytes
+  // (SplitKVCache() gives them for a combined [num_pages, 2, ...] tensor); kv_indices i32 [>=
+  // kv_indptr[batch]] on the device; out like q; lse f32 [batch, Hq] or absent. In graph mode the
+  // batch dim may be larger than the plan's batch (fixed buffers).
   Status Run(const TensorView& q, const TensorView& k_cache, const TensorView& v_cache,
              const TensorView& kv_indices, const TensorView& out, const TensorView& lse = {},
              void* stream = nullptr);

@@ -255,7 +255,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   // Prologue: as the one-unit kernel when the first unit has kStages - 1 tiles (their page ids
   // in flight together), else tile by tile through the cursor.
   if (i_tiles >= kStages - 1) {
-    int32_t pages[kStages - 1][Loader::kRows];
+    typename Loader::TileRows pages[kStages - 1];
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) loader.LoadPages(iu.w.kv_start + s * kTile, pages[s]);
 #pragma unroll
@@ -460,7 +460,7 @@ __device__ void decode_attention(const DecodeParams& p) {
     return V::kSteal && role == kDecodeStealBack ? top - t * kTile : w.kv_start + t * kTile;
   };
   {
-    int32_t pages[kStages - 1][Loader::kRows];
+    typename Loader::TileRows pages[kStages - 1];
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s)
       if (s < n_tiles) loader.LoadPages(tile_pos(s), pages[s]);

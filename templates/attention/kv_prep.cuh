@@ -42,7 +42,10 @@ template <class TKV, int kA, int kB>
 FLASHJIT_DEVICE uint32_t Fp8PairF16(uint32_t x, uint32_t y) {
   static_assert(kA >= 0 && kA < 8 && kB >= 0 && kB < 8, "byte index of {y, x}");
   if constexpr (IsSame<TKV, __nv_fp8_e4m3>::value) {
-    const uint32_t w = Prmt(x, y, kA | (kB << 4));
+    // A pair that is already a half of x needs no permute (the keys' pairs, Scores).
+    const uint32_t w = kA == 0 && kB == 1   ? x
+                       : kA == 2 && kB == 3 ? x >> 16
+                                            : Prmt(x, y, kA | (kB << 4));
     const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(static_cast<uint16_t>(w), __NV_E4M3);
     return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
   } else {

@@ -20,7 +20,8 @@ FLASHJIT_DEVICE int SwizzledChunk(int row, int chunk) {
 
 // Loads tiles of K and V for one (work item, kv head). Each thread copies a fixed chunk column
 // of kRows rows; the page ids of the next tile are read one tile ahead so that the page table
-// lookup is off the critical path.
+// lookup is off the critical path, and the rows' positions in their pages are found then too
+// (one division a row and tile, not two: the issue side was a fifth of an fp8 step).
 template <class TKV, int kHeadDim, int kTile, int kThreads>
 struct PagedTileLoader {
   static constexpr int kChunks = kHeadDim * static_cast<int>(sizeof(TKV)) / 16;  // per row
@@ -33,11 +34,18 @@ struct PagedTileLoader {
   const char* k_base;  // k + kv_head * head_stride + chunk column, in bytes
   const char* v_base;
   const int32_t* page_ids;  // kv_indices + page_begin, or null (contiguous)
-  int64_t page_stride_bytes, token_stride_bytes;
+  // Below 2^32 (CheckKVStrides): an offset is two 32 x 32 -> 64-bit multiplies.
+  uint32_t page_stride_bytes, token_stride_bytes;
   FastDivisor page_size;
   int kv_end;
   int chunk, row0;
-  int32_t next_page[kRows];  // page id of each row of the tile fetched next
+  // This thread's rows of one tile: page id and token index in the page (contiguous: the key);
+  // both 0 for a row past the item's end (its copy reads nothing and zero-fills).
+  struct TileRows {
+    uint32_t page[kRows];
+    uint32_t in_page[kRows];
+  };
+  TileRows next;  // of the tile fetched next
 
   FLASHJIT_DEVICE void Init(const DecodeParams& p, const DecodeWorkItem& w, int kv_head) {
     InitHead(p, kv_head);
@@ -51,8 +59,8 @@ struct PagedTileLoader {
     const int64_t head_bytes = kv_head * p.kv_head_stride * static_cast<int64_t>(sizeof(TKV));
     k_base = static_cast<const char*>(p.k) + head_bytes + chunk * 16;
     v_base = static_cast<const char*>(p.v) + head_bytes + chunk * 16;
-    page_stride_bytes = p.kv_page_stride * static_cast<int64_t>(sizeof(TKV));
-    token_stride_bytes = p.kv_token_stride * static_cast<int64_t>(sizeof(TKV));
+    page_stride_bytes = static_cast<uint32_t>(p.kv_page_stride * sizeof(TKV));
+    token_stride_bytes = static_cast<uint32_t>(p.kv_token_stride * sizeof(TKV));
     page_size = p.page_size;
   }
   FLASHJIT_DEVICE void InitItem(const DecodeParams& p, const DecodeWorkItem& w) {
@@ -60,37 +68,43 @@ struct PagedTileLoader {
     kv_end = w.kv_end;
   }
 
-  // Reads the page ids of this thread's rows of the tile that starts at key `tile_start`.
-  FLASHJIT_DEVICE void LoadPages(int tile_start, int32_t (&pages)[kRows]) const {
+  // Reads the page ids of this thread's rows of the tile that starts at key `tile_start`, and
+  // finds the rows' places in their pages.
+  FLASHJIT_DEVICE void LoadPages(int tile_start, TileRows& rows) const {
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
       const int tok = tile_start + row0 + i * kRowsPerPass;
-      pages[i] = 0;
-      if (page_ids && tok < kv_end) pages[i] = __ldg(page_ids + FastDiv(tok, page_size));
+      rows.page[i] = 0;
+      rows.in_page[i] = 0;
+      if (tok >= kv_end) continue;
+      if (page_ids) {
+        const uint32_t page = FastDiv(tok, page_size);
+        rows.in_page[i] = tok - page * page_size.divisor;
+        rows.page[i] = static_cast<uint32_t>(__ldg(page_ids + page));
+      } else {
+        rows.in_page[i] = tok;
+      }
     }
   }
 
   // Reads the page ids of the tile that starts at key `tile_start` (issue before IssueTile).
-  FLASHJIT_DEVICE void PrefetchPages(int tile_start) { LoadPages(tile_start, next_page); }
+  FLASHJIT_DEVICE void PrefetchPages(int tile_start) { LoadPages(tile_start, next); }
 
   // Starts the copy of the tile at `tile_start` (whose pages were prefetched) into k_tile and
   // v_tile (shared, kTileBytes each). Commits nothing.
   FLASHJIT_DEVICE void IssueTile(int tile_start, char* k_tile, char* v_tile) const {
-    IssueTile(tile_start, next_page, k_tile, v_tile);
+    IssueTile(tile_start, next, k_tile, v_tile);
   }
 
-  // As above, with the tile's page ids given (from LoadPages).
-  FLASHJIT_DEVICE void IssueTile(int tile_start, const int32_t (&pages)[kRows], char* k_tile,
+  // As above, with the tile's rows given (from LoadPages).
+  FLASHJIT_DEVICE void IssueTile(int tile_start, const TileRows& rows, char* k_tile,
                                  char* v_tile) const {
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
       const int row = row0 + i * kRowsPerPass;
-      const int tok = tile_start + row;
-      const bool valid = tok < kv_end;
-      const int in_page = page_ids ? tok - static_cast<int>(FastDiv(tok, page_size)) *
-                                               static_cast<int>(page_size.divisor)
-                                   : tok;
-      const int64_t off = valid ? pages[i] * page_stride_bytes + in_page * token_stride_bytes : 0;
+      const bool valid = tile_start + row < kv_end;
+      const uint64_t off = static_cast<uint64_t>(rows.page[i]) * page_stride_bytes +
+                           static_cast<uint64_t>(rows.in_page[i]) * token_stride_bytes;
       const int dst = SwizzledChunk<kChunks>(row, chunk) * 16;
       CpAsync16(k_tile + dst, k_base + off, valid);
       CpAsync16(v_tile + dst, v_base + off, valid);

@@ -68,6 +68,15 @@ TEST_CASE("single decode rejects bad arguments before launch", "[decode]") {
   TensorView misaligned = k;
   misaligned.data = Fake(2);
   ExpectInvalid(SingleDecode(*engine, q, misaligned, misaligned, out), "16-byte aligned");
+  // The loader's offsets are 32 x 32 -> 64-bit products: K/V strides >= 0 and under 2^32 bytes.
+  TensorView reversed = k;
+  reversed.strides[0] = -1024;
+  ExpectInvalid(SingleDecode(*engine, q, reversed, reversed, out), "k: stride -1024 of dim 0");
+  TensorView wide = k;
+  wide.strides[0] = int64_t{1} << 31;  // 2^32 bytes of bf16
+  ExpectInvalid(SingleDecode(*engine, q, wide, wide, out), "under 2^32 bytes");
+  wide.strides[0] = (int64_t{1} << 31) - 8;  // the largest 16-byte multiple below: accepted
+  CHECK(ops::CheckKVStrides(wide, "k").ok());
   TensorView other_device = k;
   other_device.device = 1;
   ExpectInvalid(SingleDecode(*engine, q, other_device, other_device, out), "cuda:1");

@@ -445,6 +445,8 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   FLASHJIT_RETURN_IF_ERROR(CheckKVAlignment(out, "out"));
   FLASHJIT_RETURN_IF_ERROR(CheckKVAlignment(k_cache, "k_cache"));
   FLASHJIT_RETURN_IF_ERROR(CheckKVAlignment(v_cache, "v_cache"));
+  FLASHJIT_RETURN_IF_ERROR(CheckKVStrides(k_cache, "k_cache"));
+  FLASHJIT_RETURN_IF_ERROR(CheckKVStrides(v_cache, "v_cache"));
   for (const auto& [t, name] : {std::pair{&q, "q"},
                                 {&out, "out"},
                                 {&k_cache, "k_cache"},

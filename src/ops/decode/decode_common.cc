@@ -74,6 +74,18 @@ Status CheckKVAlignment(const TensorView& t, const char* name) {
   return CheckInnerContiguous(t, name);
 }
 
+Status CheckKVStrides(const TensorView& t, const char* name) {
+  constexpr int64_t kLimit = int64_t{1} << 32;
+  for (int d = 0; d < t.ndim; ++d) {
+    if (t.shape[d] <= 1) continue;
+    if (t.strides[d] < 0 || t.strides[d] >= kLimit / DTypeBytes(t.dtype))
+      return Status::InvalidArgument(
+          fmt::format("{}: stride {} of dim {} must be >= 0 and under 2^32 bytes ({})", name,
+                      t.strides[d], d, t.Describe()));
+  }
+  return Status::Ok();
+}
+
 Status CheckLse(const TensorView& lse, std::initializer_list<int64_t> shape, int device) {
   if (!Present(lse)) return Status::Ok();
   FLASHJIT_RETURN_IF_ERROR(CheckTensor(lse, "lse", static_cast<int>(shape.size()), {DType::kF32}));

@@ -18,6 +18,9 @@ Status CheckDecodeDTypes(DType q_dtype, DType kv_dtype, int64_t head_dim);
 Status CheckDecodeOptions(const DecodeOptions& o, int64_t num_qo_heads, int device);
 // A KV tensor's data and every stride but the innermost allow 16-byte accesses.
 Status CheckKVAlignment(const TensorView& t, const char* name);
+// A K or V cache's strides (of dims longer than 1) are >= 0 and under 2^32 bytes: the kernels'
+// loader forms offsets by 32 x 32 -> 64-bit multiplies.
+Status CheckKVStrides(const TensorView& t, const char* name);
 // An optional f32 lse with `shape` (1 or 2 dims), contiguous rows.
 Status CheckLse(const TensorView& lse, std::initializer_list<int64_t> shape, int device);
 inline bool Present(const TensorView& t) { return t.data != nullptr || t.ndim != 0; }

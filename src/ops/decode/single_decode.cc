@@ -59,6 +59,8 @@ Status SingleDecode(Engine& engine, const TensorView& q, const TensorView& k, co
   FLASHJIT_RETURN_IF_ERROR(CheckKVAlignment(out, "out"));
   FLASHJIT_RETURN_IF_ERROR(CheckKVAlignment(k, "k"));
   FLASHJIT_RETURN_IF_ERROR(CheckKVAlignment(v, "v"));
+  FLASHJIT_RETURN_IF_ERROR(CheckKVStrides(k, "k"));
+  FLASHJIT_RETURN_IF_ERROR(CheckKVStrides(v, "v"));
   FLASHJIT_RETURN_IF_ERROR(CheckSameDevice(k, "k", q, "q"));
   FLASHJIT_RETURN_IF_ERROR(CheckSameDevice(v, "v", q, "q"));
   FLASHJIT_RETURN_IF_ERROR(CheckSameDevice(out, "out", q, "q"));
