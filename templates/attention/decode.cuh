@@ -340,7 +340,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
       next_q.Store(p, nv.qpos, q_smem);
     }
     __syncthreads();  // every warp is done with stage g % kStages: the epilogue takes it
-    state.ReduceRowSums();
+    state.FinishRows();
     DecodeEpilogue<V, true>(p, cu.w, merge_item, state, cu.head_tile, v.qh0, v.rows,
                             reinterpret_cast<float*>(k_stage(g % kStages)), stats);
     if (cu.next < 0) break;
@@ -552,7 +552,7 @@ __device__ void decode_attention(const DecodeParams& p) {
   }
   CpAsyncWait<0>();
   __syncthreads();
-  state.ReduceRowSums();
+  state.FinishRows();
   DecodeEpilogue<V>(p, w, merge_item, state, head_tile, qh0, rows, reinterpret_cast<float*>(smem),
                     reinterpret_cast<float*>(q_smem));
   if constexpr (V::kStamps) {

@@ -37,6 +37,11 @@ struct DecodeWarp {
   using TC = typename Select<kFp8Regs, half, T>::type;  // tensor-core input type
   // A bf16 query of an fp8 variant, scaled into f16 per row (q_unscale: the scale's inverse).
   static constexpr bool kScaledQ = kFp8Regs && !IsSame<T, half>::value;
+  // Where logits are the raw products (no soft cap, no ALiBi) the scaled rows' scores stay in
+  // their units through the softmax: m is then the scaled maximum (FinishRows unscales it), and
+  // the exponent's factor carries q_unscale. (s' - m') * (c * 2^-k) is (s - m) * c bit for bit
+  // (power-of-two factors), one multiply a row a step instead of one a score.
+  static constexpr bool kFoldUnscale = kScaledQ && !V::kSoftCap && !V::kAlibi;
   static constexpr int kFp8Chunks = kD / 16;  // 16-byte chunks per fp8 row
   // Q's A fragments read from the CTA's swizzled Q rows at each step (ldmatrix) instead of held
   // in 2 * D / 8 registers a thread: the D 256 form, whose 255 registers spill otherwise.
@@ -138,7 +143,7 @@ struct DecodeWarp {
           }
         }
       }
-      if constexpr (kScaledQ) {
+      if constexpr (kScaledQ && !kFoldUnscale) {
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt) {
           s[nt][0] *= q_unscale[0];
@@ -224,6 +229,30 @@ struct DecodeWarp {
     }
   }
 
+  // The logits of the step's scores (TransformScore), keys outside [key_lo, key_end) masked to
+  // -inf when kMasked, and each row's maximum.
+  template <bool kMasked>
+  FLASHJIT_DEVICE void Logits(const DecodeParams& p, float (&s)[2][4], float (&row_max)[2],
+                              int key0, int key_lo, int key_end, int qpos) const {
+    const int lane = threadIdx.x % 32;
+    const unsigned span = static_cast<unsigned>(max(key_end - key_lo, 0));
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const int kpos = key0 + nt * 8 + (lane % 4) * 2 + (e & 1);
+        const float x =
+            TransformScore<V>(s[nt][e], p.sm_scale, p.soft_cap, slope[e / 2], kpos, qpos);
+        // key_lo <= kpos < key_end, as one unsigned compare (key_lo <= key_end here)
+        if constexpr (kMasked)
+          s[nt][e] = static_cast<unsigned>(kpos - key_lo) < span ? x : NegInf();
+        else
+          s[nt][e] = x;
+        row_max[e / 2] = fmaxf(row_max[e / 2], s[nt][e]);
+      }
+    }
+  }
+
   // Processes keys key0 .. key0 + 15: k_src / v_src are the warp's 16 rows of the tile, as
   // swizzled 16-bit rows (16, D), or (kFp8Regs) the fp8 rows as loaded. Keys outside
   // [key_lo, key_end) are masked.
@@ -232,30 +261,26 @@ struct DecodeWarp {
     const int lane = threadIdx.x % 32;
     float s[2][4] = {};
     Scores(k_src, s);
-    const unsigned span = static_cast<unsigned>(max(key_end - key_lo, 0));
-    // Scores, masking, and the running maximum of each row.
+    // Logits, masking, and the running maximum of each row. Most steps' 16 keys lie wholly in
+    // [key_lo, key_end) (the test is the same for the whole warp) and skip the mask.
     float row_max[2] = {NegInf(), NegInf()};
-#pragma unroll
-    for (int nt = 0; nt < 2; ++nt) {
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const int kpos = key0 + nt * 8 + (lane % 4) * 2 + (e & 1);
-        // key_lo <= kpos < key_end, as one unsigned compare (key_lo <= key_end here)
-        const bool valid = static_cast<unsigned>(kpos - key_lo) < span;
-        const float x =
-            TransformScore<V>(s[nt][e], p.sm_scale, p.soft_cap, slope[e / 2], kpos, qpos);
-        s[nt][e] = valid ? x : NegInf();
-        row_max[e / 2] = fmaxf(row_max[e / 2], s[nt][e]);
-      }
-    }
+    if (key0 >= key_lo && key0 + 16 <= key_end)
+      Logits<false>(p, s, row_max, key0, key_lo, key_end, qpos);
+    else
+      Logits<true>(p, s, row_max, key0, key_lo, key_end, qpos);
     const float c = p.score_scale;
+    float cr[2] = {c, c};  // row r's factor inside exp2
+    if constexpr (kFoldUnscale) {
+      cr[0] = c * q_unscale[0];
+      cr[1] = c * q_unscale[1];
+    }
     float alpha[2];
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       row_max[r] = fmaxf(row_max[r], __shfl_xor_sync(0xffffffffu, row_max[r], 1));
       row_max[r] = fmaxf(row_max[r], __shfl_xor_sync(0xffffffffu, row_max[r], 2));
       const float m_new = fmaxf(m[r], row_max[r]);
-      alpha[r] = ScoreWeight(m[r], m_new, c);  // 0 when m was -inf
+      alpha[r] = ScoreWeight(m[r], m_new, cr[r]);  // 0 when m was -inf
       m[r] = m_new;
       l[r] *= alpha[r];
     }
@@ -263,7 +288,7 @@ struct DecodeWarp {
     for (int nt = 0; nt < 2; ++nt) {
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        s[nt][e] = ScoreWeight(s[nt][e], m[e / 2], c);
+        s[nt][e] = ScoreWeight(s[nt][e], m[e / 2], cr[e / 2]);
         l[e / 2] += s[nt][e];
       }
     }
@@ -287,12 +312,14 @@ struct DecodeWarp {
     AccumulatePv(p_frag, v_src);
   }
 
-  // Completes the row sums over the four lanes that share each row.
-  FLASHJIT_DEVICE void ReduceRowSums() {
+  // Completes the rows after the last step: the row sums over the four lanes that share each
+  // row, and (kFoldUnscale) the maxima back in the logits' units (exact; -inf stays -inf).
+  FLASHJIT_DEVICE void FinishRows() {
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
       l[r] += __shfl_xor_sync(0xffffffffu, l[r], 1);
       l[r] += __shfl_xor_sync(0xffffffffu, l[r], 2);
+      if constexpr (kFoldUnscale) m[r] *= q_unscale[r];
     }
   }
 };

@@ -100,6 +100,15 @@ TEST_CASE("batch decode: fp8 KV, every head dim and dtype pair, subnormal codes"
     }
   }
   {
+    // Logits near -524288 through the scaled bf16 query (e5m2 holds the keys' -512 exactly):
+    // the softmax's maximum and the LSE in the scaled units, unscaled after the last step.
+    BatchCase c;
+    c.kv_dtype = DType::kF8E5M2;
+    c.huge_negative = true;
+    c.lens = MixedLengths(6, 1500, 16, rng);
+    RunBatch(c, rng);
+  }
+  {
     BatchCase c;  // RoPE: converted to 16 bits in shared memory, then rotated
     c.kv_dtype = DType::kF8E4M3;
     c.options.rope = true;
