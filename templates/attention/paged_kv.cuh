@@ -39,11 +39,17 @@ struct PagedTileLoader {
   FastDivisor page_size;
   int kv_end;
   int chunk, row0;
+  // Whether LoadPages keeps each row's token index in its page for IssueTile (kRows more
+  // registers) or IssueTile divides again: kept for up to 4 rows a thread (fp8 at D <= 128,
+  // 16-bit at D 64). More rows would cost registers where they are scarce: fp8 at D 256 (255
+  // registers) spilled 72 bytes with them against 52 without and read Gemma-2's shapes 3-8 %
+  // slower (session 17, call 4).
+  static constexpr bool kKeepInPage = kRows <= 4;
   // This thread's rows of one tile: page id and token index in the page (contiguous: the key);
   // both 0 for a row past the item's end (its copy reads nothing and zero-fills).
   struct TileRows {
     uint32_t page[kRows];
-    uint32_t in_page[kRows];
+    uint32_t in_page[kKeepInPage ? kRows : 1];
   };
   TileRows next;  // of the tile fetched next
 
@@ -75,15 +81,11 @@ struct PagedTileLoader {
     for (int i = 0; i < kRows; ++i) {
       const int tok = tile_start + row0 + i * kRowsPerPass;
       rows.page[i] = 0;
-      rows.in_page[i] = 0;
-      if (tok >= kv_end) continue;
-      if (page_ids) {
-        const uint32_t page = FastDiv(tok, page_size);
-        rows.in_page[i] = tok - page * page_size.divisor;
-        rows.page[i] = static_cast<uint32_t>(__ldg(page_ids + page));
-      } else {
-        rows.in_page[i] = tok;
-      }
+      if constexpr (kKeepInPage) rows.in_page[i] = 0;
+      if (tok >= kv_end || !page_ids) continue;
+      const uint32_t page = FastDiv(tok, page_size);
+      if constexpr (kKeepInPage) rows.in_page[i] = tok - page * page_size.divisor;
+      rows.page[i] = static_cast<uint32_t>(__ldg(page_ids + page));
     }
   }
 
@@ -102,9 +104,17 @@ struct PagedTileLoader {
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
       const int row = row0 + i * kRowsPerPass;
-      const bool valid = tile_start + row < kv_end;
+      const int tok = tile_start + row;
+      const bool valid = tok < kv_end;
+      uint32_t in_page = valid ? tok : 0;  // contiguous: the key itself
+      if (page_ids) {
+        if constexpr (kKeepInPage)
+          in_page = rows.in_page[i];
+        else if (valid)
+          in_page = tok - FastDiv(tok, page_size) * page_size.divisor;
+      }
       const uint64_t off = static_cast<uint64_t>(rows.page[i]) * page_stride_bytes +
-                           static_cast<uint64_t>(rows.in_page[i]) * token_stride_bytes;
+                           static_cast<uint64_t>(in_page) * token_stride_bytes;
       const int dst = SwizzledChunk<kChunks>(row, chunk) * 16;
       CpAsync16(k_tile + dst, k_base + off, valid);
       CpAsync16(v_tile + dst, v_base + off, valid);
