@@ -26,7 +26,8 @@ namespace flashjit::attention {
 // instructions (kv_prep.cuh). A bf16 query enters f16 at Init scaled per row by a power of two
 // that puts the row's largest |q| in [2^14, 2^15): exact for every element down to 2^-28 of it
 // (smaller ones keep f16's subnormal precision, below 2^-38 of the largest term), no overflow;
-// Scores multiplies the scale back out, exactly. P (in [0, 1]) rounds to f16, finer than bf16.
+// the scale comes back out exactly (Scores, or the softmax's exp2 factor: kFoldUnscale). P (in
+// [0, 1]) rounds to f16, finer than bf16.
 template <class V>
 struct DecodeWarp {
   using T = typename V::DTypeQ;
@@ -258,7 +259,6 @@ struct DecodeWarp {
   // [key_lo, key_end) are masked.
   FLASHJIT_DEVICE void Step(const DecodeParams& p, const void* k_src, const void* v_src, int key0,
                             int key_lo, int key_end, int qpos) {
-    const int lane = threadIdx.x % 32;
     float s[2][4] = {};
     Scores(k_src, s);
     // Logits, masking, and the running maximum of each row. Most steps' 16 keys lie wholly in
