@@ -166,6 +166,39 @@ TEST_CASE("decode schedule splits long requests to fill the GPU", "[decode]") {
   CHECK(ops::BuildDecodeSchedule(mid16, limits).cluster == 0);
 }
 
+// Session 18: the last, partly filled wave priced by the CTAs it puts on an SM
+// (DecodeScheduleLimits::price_last_wave), with fp8's limits at D 128 (3 CTAs an SM).
+TEST_CASE("decode schedule prices a partly filled last wave by its CTAs an SM", "[decode]") {
+  ops::DecodeScheduleLimits limits;
+  limits.ctas_per_item = 8;
+  limits.slots = 396;
+  limits.sms = 132;
+  limits.max_items = ops::DecodeMaxItems(256, limits);
+  std::vector<ops::DecodeRequest> b64(64, {0, 1024, 0});
+  // Every wave whole: 512 CTAs unsplit are 2 waves of 17 (34); split in two, 3 waves of 9 plus
+  // a merge of 2 (29).
+  CHECK(ops::ChooseDecodeChunk(b64, limits) == 512);
+  limits.price_last_wave = true;
+  limits.lone_tile_cost = 0.75;
+  limits.fused_merge_floor = 6.0;
+  // Unsplit: 17 + the second wave's 116 CTAs alone on their SMs, 16 x 0.75 + 1 (30). Split: 9 +
+  // 9 + 232 CTAs, 2 an SM, 8 x 0.75 + 1, + 6 (31).
+  CHECK(ops::ChooseDecodeChunk(b64, limits) == 1024);
+  // The last wave's price never falls below lone_tile_cost: 16 requests of 16k keys stay one
+  // wave of 3 chunks (86 + 1 + 6) rather than 4 (64 + 1 + 64 x 0.75 + 1 + 6).
+  std::vector<ops::DecodeRequest> b16(16, {0, 16384, 0});
+  CHECK(ops::ChooseDecodeChunk(b16, limits) == 5504);
+  // 16 requests of 1k keys: 128 lone CTAs (16 x 0.75 + 1) beat 256 CTAs and the merge.
+  std::vector<ops::DecodeRequest> s16(16, {0, 1024, 0});
+  CHECK(ops::ChooseDecodeChunk(s16, limits) == 1024);
+  // The s13 model (every wave whole, the merge at 2 tiles) split it in three (6 + 1 + 2).
+  limits = ops::DecodeScheduleLimits{};
+  limits.ctas_per_item = 8;
+  limits.slots = 396;
+  limits.max_items = ops::DecodeMaxItems(256, limits);
+  CHECK(ops::ChooseDecodeChunk(s16, limits) == 384);
+}
+
 TEST_CASE("decode schedule merges uniform splits in a thread-block cluster", "[decode]") {
   ops::DecodeScheduleLimits limits;  // the H200's, 16-bit KV at D 128, 8 kv heads
   limits.ctas_per_item = 8;

@@ -133,7 +133,8 @@ int EnvMode(const char* name, std::initializer_list<std::pair<const char*, int>>
 
 int DecodePlanModel() {
   static const int kModel =
-      EnvMode("FLASHJIT_DECODE_PLAN_MODEL", {{"s12", kPlanModelS12}}, kPlanModelS13);
+      EnvMode("FLASHJIT_DECODE_PLAN_MODEL", {{"s12", kPlanModelS12}, {"s13", kPlanModelS13}},
+              kPlanModelS18);
   return kModel;
 }
 

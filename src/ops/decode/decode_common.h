@@ -32,9 +32,10 @@ DecodeSpec DecodeSpecFor(DType q_dtype, DType kv_dtype, int head_dim, const Deco
 void FillOptionParams(const DecodeOptions& o, int head_dim, attention::DecodeParams* p);
 
 // The plan model of batch decode. Knob FLASHJIT_DECODE_PLAN_MODEL: s12 = the cost model before
-// session 13 (the last CTA's merge a flat 2 tiles, clusters of any size up to the slots); unset
-// (or anything else) = kPlanModelS13 (see BatchDecodeLimits).
-enum DecodePlanModels { kPlanModelS12 = 0, kPlanModelS13 = 1 };
+// session 13 (the last CTA's merge a flat 2 tiles, clusters of any size up to the slots); s13 =
+// before session 18 (fp8 priced as 16-bit); unset (or anything else) = kPlanModelS18 (see
+// BatchDecodeLimits).
+enum DecodePlanModels { kPlanModelS12 = 0, kPlanModelS13 = 1, kPlanModelS18 = 2 };
 int DecodePlanModel();
 
 // The schedule limits of a batch decode wrapper of config `c` on a GPU of `sms` multiprocessors

@@ -42,11 +42,32 @@ int32_t ClusterFor(std::span<const DecodeRequest> requests, int64_t chunk,
 // The modelled time of the last CTA's merge of split requests of at most n chunks, in tiles
 // (DecodeScheduleLimits::merge_rows_per_warp).
 double FusedMergeCost(int64_t n, const DecodeScheduleLimits& limits) {
-  if (limits.merge_rows_per_warp <= 0) return 2.0;
+  if (limits.merge_rows_per_warp <= 0) return limits.fused_merge_floor;
   const int64_t lse_blocks = (n + 31) / 32;
   const int64_t batches = (n + limits.merge_batch - 1) / std::max(1, limits.merge_batch);
   const double trips = static_cast<double>(2 * lse_blocks - 1 + batches);
-  return std::max(2.0, limits.merge_round_trip * limits.merge_rows_per_warp * trips);
+  return std::max(limits.fused_merge_floor,
+                  limits.merge_round_trip * limits.merge_rows_per_warp * trips);
+}
+
+// The modelled time of `ctas` CTAs of `tiles` tiles each, in tiles: waves of `slots` CTAs, each
+// tile plus a fixed cost of one (DecodeScheduleLimits::lone_tile_cost, price_last_wave).
+double WavesCost(int64_t ctas, int64_t tiles, const DecodeScheduleLimits& limits) {
+  const int64_t per_wave = std::max(1, limits.slots);
+  const int64_t sms = std::max(1, limits.sms);
+  if (!limits.price_last_wave || ctas <= sms) {
+    const int64_t waves = (ctas + per_wave - 1) / per_wave;
+    const double tile_cost = ctas <= sms ? limits.lone_tile_cost : 1.0;
+    return static_cast<double>(waves) * (static_cast<double>(tiles) * tile_cost + 1);
+  }
+  const int64_t full = ctas / per_wave, rest = ctas % per_wave;
+  double cost = static_cast<double>(full) * (static_cast<double>(tiles) + 1);
+  if (rest > 0) {
+    const double per_sm = static_cast<double>((rest + sms - 1) / sms);
+    const double share = per_sm * static_cast<double>(sms) / static_cast<double>(per_wave);
+    cost += static_cast<double>(tiles) * std::max(limits.lone_tile_cost, std::min(1.0, share)) + 1;
+  }
+  return cost;
 }
 
 }  // namespace
@@ -104,14 +125,13 @@ int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
     const int64_t ctas = items * limits.ctas_per_item;
     const int64_t waves = (ctas + per_wave - 1) / per_wave;
     const bool split = items > static_cast<int64_t>(requests.size());
-    const double tile_cost = ctas <= limits.sms ? limits.lone_tile_cost : 1.0;
     const double merge =
         !split ? 0.0
                : (ClusterFor(requests, tiles * kTile, limits)
                       ? limits.cluster_merge_cost
                       : DecodeMergeCost((longest + tiles * kTile - 1) / (tiles * kTile), waves,
                                         limits));
-    const double cost = static_cast<double>(waves) * (tiles * tile_cost + 1) + merge;
+    const double cost = WavesCost(ctas, tiles, limits) + merge;
     if (cost < best_cost) {  // ties keep the larger chunk (fewer partials)
       best_cost = cost;
       best_tiles = tiles;

@@ -27,6 +27,13 @@ struct DecodeScheduleLimits {
   // Time of a tile for a CTA alone on its SM (at most `sms` CTAs), relative to one that shares
   // its SM with the others `slots` allows. 1: no difference is modelled.
   double lone_tile_cost = 1.0;
+  // Price a plan's last, partly filled wave by the CTAs its SMs hold: a last wave of r CTAs, at
+  // most c = ceil(r / sms) on an SM of slots / sms, reads a tile in max(lone_tile_cost, c x sms /
+  // slots) of a full wave's tile time (false: every wave costs a full one, and lone_tile_cost
+  // applies only to plans of at most `sms` CTAs). Both agree on plans of one wave.
+  bool price_last_wave = false;
+  // The least the last CTA's merge of a split request costs, in tiles (FusedMergeCost).
+  double fused_merge_floor = 2.0;
   // Merge of split requests in a thread-block cluster (sm_90+): the most chunks per request it
   // merges (0: never). It applies when every request of the batch has the same number
   // (min_cluster..max_cluster) of chunks; then the merge is priced at
@@ -93,8 +100,8 @@ struct DecodeSchedule {
 };
 
 // Keys per work item (a multiple of 64) that minimises the modelled time: waves of CTAs times
-// the tiles each reads (at lone_tile_cost each when no SM holds two) plus a fixed cost per CTA,
-// plus the merge when anything splits (cheaper when a cluster can merge it, see
+// the tiles each reads (DecodeScheduleLimits::lone_tile_cost, price_last_wave) plus a fixed cost
+// per CTA, plus the merge when anything splits (cheaper when a cluster can merge it, see
 // DecodeScheduleLimits::max_cluster). Never more than limits.max_items work items.
 int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
                           const DecodeScheduleLimits& limits);
