@@ -36,7 +36,7 @@ for round in 1 2; do
   for t in old new; do
     m=s18; [ $t = old ] && m=s13
     echo "==== graph $t round $round ($(date +%T))" >> $L/graph.log
-    FLASHJIT_DECODE_PLAN_MODEL=$m timeout 120 $N/flashjit_bench_decode --graph --plan $CF --shapes $G >> $L/graph.log 2>&1
+    FLASHJIT_DECODE_PLAN_MODEL=$m timeout 150 $N/flashjit_bench_decode --graph --plan $CF --shapes $G >> $L/graph.log 2>&1
     echo "exit $?" >> $L/graph.log
     tar czf $OUT/logs.tgz -C $L .
   done
