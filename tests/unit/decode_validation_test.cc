@@ -179,24 +179,21 @@ TEST_CASE("decode schedule prices a partly filled last wave by its CTAs an SM", 
   // a merge of 2 (29).
   CHECK(ops::ChooseDecodeChunk(b64, limits) == 512);
   limits.price_last_wave = true;
-  limits.lone_tile_cost = 0.75;
+  limits.lone_tile_cost = 0.8;
   limits.fused_merge_floor = 6.0;
-  // Unsplit: 17 + the second wave's 116 CTAs alone on their SMs, 16 x 0.75 + 1 (30). Split: 9 +
-  // 9 + 232 CTAs, 2 an SM, 8 x 0.75 + 1, + 6 (31).
+  // Unsplit: 17 + the second wave's 116 CTAs alone on their SMs, 16 x 0.8 + 1 (30.8). Split: 9 +
+  // 9 + 232 CTAs, 2 an SM, 8 x 0.8 + 1, + 6 (31.4).
   CHECK(ops::ChooseDecodeChunk(b64, limits) == 1024);
   // The last wave's price never falls below lone_tile_cost: 16 requests of 16k keys stay one
-  // wave of 3 chunks (86 + 1 + 6) rather than 4 (64 + 1 + 64 x 0.75 + 1 + 6).
+  // wave of 3 chunks (86 + 1 + 6) rather than 4 (64 + 1 + 64 x 0.8 + 1 + 6).
   std::vector<ops::DecodeRequest> b16(16, {0, 16384, 0});
   CHECK(ops::ChooseDecodeChunk(b16, limits) == 5504);
-  // 16 requests of 1k keys: 128 lone CTAs (16 x 0.75 + 1) beat 256 CTAs and the merge.
+  // 16 requests of 1k keys: 128 lone CTAs (16 x 0.8 + 1) lose to 3 chunks (6 + 1 + 6); at 0.7
+  // (16 x 0.7 + 1) they win.
   std::vector<ops::DecodeRequest> s16(16, {0, 1024, 0});
-  CHECK(ops::ChooseDecodeChunk(s16, limits) == 1024);
-  // The s13 model (every wave whole, the merge at 2 tiles) split it in three (6 + 1 + 2).
-  limits = ops::DecodeScheduleLimits{};
-  limits.ctas_per_item = 8;
-  limits.slots = 396;
-  limits.max_items = ops::DecodeMaxItems(256, limits);
   CHECK(ops::ChooseDecodeChunk(s16, limits) == 384);
+  limits.lone_tile_cost = 0.7;
+  CHECK(ops::ChooseDecodeChunk(s16, limits) == 1024);
 }
 
 TEST_CASE("decode schedule merges uniform splits in a thread-block cluster", "[decode]") {

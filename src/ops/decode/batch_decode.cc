@@ -152,20 +152,24 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
       limits.merge_round_trip = 0.38 * 128.0 / c.head_dim;
     limits.cluster_max_ctas = cluster_slots;
   }
-  // Session 18: fp8 caches up to D 128 (3-4 CTAs an SM). Fitted to session 17's chunk sweep on
-  // the H200 (call 6: fp8 e4m3, 32/8 heads, D 128, 1-256 requests of 1k-16k keys, 4-5 chunk sizes
-  // each), where the s13 model chose splits that read up to 21 % slower: a CTA alone on its SM
-  // reads a tile in about 3/4 of a full wave's tile time (B=16 L=1k: 128 CTAs of 16 tiles), the
-  // last wave's time follows the CTAs it puts on an SM (B=64 L=1k: 512 CTAs, 1.29 waves, 52.6 us
-  // against 66.4 split in two, 2.59 waves), and the last CTA's merge costs about 6 tiles (both
-  // 1k shapes lost 5-21 % split in two). With 0.70-0.75 and a floor of 6-10, the model picks the
-  // fastest measured chunk at all 12 shapes (it did at 8). The floor scales with 128 / D as a
-  // merge's time does not shrink with the tile.
-  if (DecodePlanModel() >= kPlanModelS18 && DTypeBytes(c.kv_dtype) == 1 && c.head_dim <= 128 &&
+  // Session 18: fp8 caches at D 128 (3 CTAs an SM), fitted on the H200. Session 17's chunk sweep
+  // (fp8 e4m3, 32/8 heads, 1-256 requests of 1k-16k keys) found the s13 model's splits up to 21 %
+  // slower than the best chunk: a CTA alone on its SM reads a tile faster than one of three (B=16
+  // L=1k: 128 CTAs of 16 tiles), the last wave's time follows the CTAs it puts on an SM (B=64 L=1k:
+  // 512 CTAs, 1.29 waves, 52.6 us queued against 66.4 split in two), and the last CTA's merge
+  // costs about 6 tiles. A lone tile at 0.70-0.75 fits every queued best of that sweep, but
+  // session 18's A/B (call 1: s13 against this model on 53 fp8 shapes of 8 configurations)
+  // found those lone plans slower where calls overlap: back to back (programmatic dependent
+  // launch places the next call's CTAs early) up to +36 %, in graph mode up to +14 %. 0.8 keeps
+  // the plans of few, lone CTAs out and changes 28 of those shapes: queued -2.8 to -29.3 %, back
+  // to back -31 to +9 % (+6.6 to +9.3 % only at B=16 L=512: 128 lone CTAs), graph mode -7.4 %
+  // on average, none slower by more than 0.5 %. D 64 (4 CTAs an SM) keeps the s13 model: its
+  // two changed shapes read 13-22 % faster queued but 8-25 % slower back to back.
+  if (DecodePlanModel() >= kPlanModelS18 && DTypeBytes(c.kv_dtype) == 1 && c.head_dim == 128 &&
       limits.slots > sms) {
     limits.price_last_wave = true;
-    limits.lone_tile_cost = 0.75;
-    limits.fused_merge_floor = 6.0 * 128.0 / c.head_dim;
+    limits.lone_tile_cost = 0.8;
+    limits.fused_merge_floor = 6.0;
   }
   return limits;
 }
