@@ -33,9 +33,6 @@ const spec::OpFamily* DecodeFamily() {
                         "around their boundary"),
         spec::BoolField("q_smem", false, "qs",
                         "Q's tensor-core fragments read from shared memory at each step"),
-        spec::IntRangeField("min_ctas", 0, 8, 0, "mc",
-                            "CTAs an SM the kernel's registers must allow (__launch_bounds__); "
-                            "0: no bound"),
         spec::BoolField("stamps", false, "stamp",
                         "diagnostic: per-CTA %globaltimer / clock stamps into params.stamps"),
     };
@@ -56,11 +53,11 @@ const spec::OpFamily* DecodeFamily() {
       return Status::Ok();
     };
     f.entries = {{"flashjit_decode", "flashjit::attention::decode_attention",
-                  "flashjit::attention::DecodeParams", "FLASHJIT_DECODE_BOUNDS"},
+                  "flashjit::attention::DecodeParams", "Variant::kThreads"},
                  {"flashjit_decode_merge", "flashjit::attention::decode_merge",
-                  "flashjit::attention::DecodeMergeParams", "FLASHJIT_DECODE_BOUNDS"},
+                  "flashjit::attention::DecodeMergeParams", "Variant::kThreads"},
                  {"flashjit_decode_persistent", "flashjit::attention::decode_persistent",
-                  "flashjit::attention::DecodeParams", "FLASHJIT_DECODE_BOUNDS"}};
+                  "flashjit::attention::DecodeParams", "Variant::kThreads"}};
     f.variant_body = [](const spec::Json& s) {
       return fmt::format(
           "  using DTypeQ = {};\n  using DTypeKV = {};\n  static constexpr int kThreads = 128;\n"
@@ -68,15 +65,12 @@ const spec::OpFamily* DecodeFamily() {
           "  static constexpr bool kSoftCap = {};\n  static constexpr bool kAlibi = {};\n"
           "  static constexpr bool kRope = {};\n  static constexpr bool kStamps = {};\n"
           "  static constexpr bool kFastIndex = {};\n  static constexpr bool kSteal = {};\n"
-          "  static constexpr bool kQSmem = {};\n"
-          // The entries' __launch_bounds__ (the preprocessor takes it out of the struct).
-          "#define FLASHJIT_DECODE_BOUNDS 128{}\n",
+          "  static constexpr bool kQSmem = {};\n",
           spec::CxxType(s["dtype_q"].get<std::string>()),
           spec::CxxType(s["dtype_kv"].get<std::string>()), s["head_dim"].get<int>(),
           s["stages"].get<int>(), s["soft_cap"].get<bool>(), s["alibi"].get<bool>(),
           s["rope"].get<bool>(), s["stamps"].get<bool>(), s["fast_index"].get<bool>(),
-          s["steal"].get<bool>(), s["q_smem"].get<bool>(),
-          s["min_ctas"].get<int>() > 0 ? fmt::format(", {}", s["min_ctas"].get<int>()) : "");
+          s["steal"].get<bool>(), s["q_smem"].get<bool>());
     };
     return f;
   }();
@@ -99,16 +93,7 @@ Result<VariantSpec> DecodeSpec::ToVariant() const {
                                      {"fast_index", fast_index != 0},
                                      {"steal", steal != 0},
                                      {"q_smem", q_smem != 0},
-                                     {"min_ctas", min_ctas},
                                      {"stamps", stamps != 0}});
-}
-
-int DecodeFp8Ctas() {
-  static const int kCtas = [] {
-    const char* v = std::getenv("FLASHJIT_DECODE_FP8_CTAS");
-    return v && std::atoi(v) == 4 ? 4 : 3;
-  }();
-  return kCtas;
 }
 
 int DecodeStages(int head_dim, int kv_bytes) {
@@ -132,7 +117,7 @@ int DecodeStages(int head_dim, int kv_bytes) {
   // (session 14, d64 configuration, two rounds, queued): -1.4 to -5.7 % at 10 of 12 shapes,
   // +0.6 / +2.2 % at B=16 / 64 L=16k; 2 stages (5 CTAs) lost at every long shape (+3 to +10 %).
   if (kv_bytes == 2) return head_dim == 64 ? 3 : head_dim == 128 ? 3 : 2;
-  return head_dim == 64 ? 6 : head_dim == 128 ? (DecodeFp8Ctas() == 4 ? 3 : 4) : 2;
+  return head_dim == 64 ? 6 : head_dim == 128 ? 4 : 2;
 }
 
 int DecodeSmemBytes(const DecodeSpec& s) {
@@ -147,9 +132,7 @@ int DecodeCtasPerSm(int head_dim, int kv_bytes) {
   // The attention kernel's registers: 96 at D 64 (5 CTAs of 128 threads), 164 at D 128 (3), 255
   // at D 256 (1). D 64 counts 4, what its default 3 stages' shared memory allows (measured:
   // session 14); the persistent kernel's own count is DecodePersistentCtasPerSm.
-  const int by_regs = head_dim == 64    ? 4
-                      : head_dim == 128 ? (kv_bytes == 1 ? DecodeFp8Ctas() : 3)
-                                        : 1;
+  const int by_regs = head_dim == 64 ? 4 : head_dim == 128 ? 3 : 1;
   by_smem = by_smem < 1 ? 1 : by_smem;
   return by_smem < by_regs ? by_smem : by_regs;
 }
@@ -173,7 +156,6 @@ DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_c
   s.stamps = DecodeStamps();
   s.fast_index = DecodeFastIndexMode() == kFastIndexAlways;  // auto: BatchDecode::Plan
   s.q_smem = DecodeQSmem(head_dim, kv_dtype);
-  if (DTypeBytes(kv_dtype) == 1 && head_dim == 128 && DecodeFp8Ctas() == 4) s.min_ctas = 4;
   return s;
 }
 

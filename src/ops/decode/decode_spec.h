@@ -23,8 +23,6 @@ struct DecodeSpec {
   uint8_t fast_index = 0;  // item and head tile from the launch's divisors (DecodeFastIndex)
   uint8_t steal = 0;       // pair stealing (DecodeSteal; set by BatchDecode::Plan)
   uint8_t q_smem = 0;      // Q's fragments read from shared memory per step (DecodeQSmem)
-  uint8_t min_ctas = 0;    // CTAs an SM the registers must allow (DecodeFp8Ctas); 0: no bound
-  uint8_t pad_ = 0;        // the typed spec's bytes are its key: no padding
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -80,10 +78,6 @@ constexpr int kDecodeStealAutoTiles = 64;
 int DecodeStealMode();
 // Tests: 1 / 0 force the form (always) / never for plans made from now on; < 0 restores the knob.
 void SetDecodeStealForTesting(int mode);
-
-// CTAs an SM for fp8 caches at D 128: 3 (4 stages, the compiler's registers: 168), or, under the
-// knob FLASHJIT_DECODE_FP8_CTAS=4, 4 (3 stages, at most 128 registers: variant field min_ctas).
-int DecodeFp8Ctas();
 
 // Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
 int DecodeStages(int head_dim, int kv_bytes);
