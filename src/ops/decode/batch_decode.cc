@@ -168,7 +168,7 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
   if (DecodePlanModel() >= kPlanModelS18 && DTypeBytes(c.kv_dtype) == 1 && c.head_dim == 128 &&
       limits.slots > sms) {
     limits.price_last_wave = true;
-    limits.lone_tile_cost = 0.8;
+    limits.lone_tile_cost = DecodePlanModel() == kPlanModelS18Lone ? 0.75 : 0.8;
     limits.fused_merge_floor = 6.0;
   }
   return limits;

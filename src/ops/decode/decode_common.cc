@@ -132,9 +132,9 @@ int EnvMode(const char* name, std::initializer_list<std::pair<const char*, int>>
 }  // namespace
 
 int DecodePlanModel() {
-  static const int kModel =
-      EnvMode("FLASHJIT_DECODE_PLAN_MODEL", {{"s12", kPlanModelS12}, {"s13", kPlanModelS13}},
-              kPlanModelS18);
+  static const int kModel = EnvMode(
+      "FLASHJIT_DECODE_PLAN_MODEL",
+      {{"s12", kPlanModelS12}, {"s13", kPlanModelS13}, {"s18l", kPlanModelS18Lone}}, kPlanModelS18);
   return kModel;
 }
 

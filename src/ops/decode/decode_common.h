@@ -35,7 +35,12 @@ void FillOptionParams(const DecodeOptions& o, int head_dim, attention::DecodePar
 // session 13 (the last CTA's merge a flat 2 tiles, clusters of any size up to the slots); s13 =
 // before session 18 (fp8 priced as 16-bit); unset (or anything else) = kPlanModelS18 (see
 // BatchDecodeLimits).
-enum DecodePlanModels { kPlanModelS12 = 0, kPlanModelS13 = 1, kPlanModelS18 = 2 };
+enum DecodePlanModels {
+  kPlanModelS12 = 0,
+  kPlanModelS13 = 1,
+  kPlanModelS18 = 2,
+  kPlanModelS18Lone = 3
+};
 int DecodePlanModel();
 
 // The schedule limits of a batch decode wrapper of config `c` on a GPU of `sms` multiprocessors
