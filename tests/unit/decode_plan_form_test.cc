@@ -129,6 +129,38 @@ TEST_CASE("decode plans: fp8 caches and the last wave", "[decode]") {
   CHECK(chunk(DType::kBF16, 128, 64, 1024) == 1024);
 }
 
+// Session 18: fp8 launches at D 128 whose CTAs leave a slot free on most SMs and read 4 tiles or
+// more take no PDL (ops::DecodePdlCrowds); graph mode, the merge kernel's plans and 16-bit caches
+// keep it.
+TEST_CASE("decode plans: no PDL where waiting successors would crowd the launch", "[decode]") {
+  if (std::getenv("FLASHJIT_DECODE_PLAN_MODEL")) {
+    WARN("a decode plan knob is set: the default rule is not checked");
+    return;
+  }
+  auto engine = test::MakeTestEngine("");
+  BatchDecodeConfig c;
+  c.num_qo_heads = 32;
+  c.num_kv_heads = 8;
+  c.kv_dtype = DType::kF8E4M3;
+  c.max_batch_size = 256;
+  const ops::DecodeScheduleLimits l = ops::BatchDecodeLimits(*engine, c, 132);
+  REQUIRE(l.slots == 396);
+  CHECK(ops::DecodePdlCrowds(c, l, 128, 8, false));         // B=16 L=512: 128 lone CTAs
+  CHECK(ops::DecodePdlCrowds(c, l, 264, 64, false));        // 2 an SM: one slot free each
+  CHECK_FALSE(ops::DecodePdlCrowds(c, l, 265, 64, false));  // some SMs full
+  CHECK_FALSE(ops::DecodePdlCrowds(c, l, 384, 6, false));   // every slot taken
+  CHECK_FALSE(ops::DecodePdlCrowds(c, l, 66, 8, false));    // whole SMs left free
+  CHECK(ops::DecodePdlCrowds(c, l, 67, 8, false));
+  CHECK_FALSE(ops::DecodePdlCrowds(c, l, 256, 3, false));  // short CTAs: PDL gains
+  CHECK_FALSE(ops::DecodePdlCrowds(c, l, 128, 8, true));   // the merge kernel follows
+  BatchDecodeConfig g = c;
+  g.cuda_graph = true;
+  CHECK_FALSE(ops::DecodePdlCrowds(g, l, 128, 8, false));
+  BatchDecodeConfig b = c;
+  b.kv_dtype = DType::kBF16;
+  CHECK_FALSE(ops::DecodePdlCrowds(b, ops::BatchDecodeLimits(*engine, b, 132), 128, 8, false));
+}
+
 TEST_CASE("decode plans in graph mode: clusters of the wrapper's one size", "[decode]") {
   if (std::getenv("FLASHJIT_DECODE_PLAN_MODEL") || std::getenv("FLASHJIT_DECODE_PERSISTENT") ||
       std::getenv("FLASHJIT_DECODE_MERGE") || std::getenv("FLASHJIT_DECODE_CHUNK") ||

@@ -389,11 +389,16 @@ void PrintPlan(const Engine& engine, const Config& c, const Shape& s, bool graph
   fmt::print(
       "plan {} B={} L={}: group {} q_tiles {} ctas/item {} slots {} stages {} chunk {} items {} "
       "ctas {} waves {:.2f} cluster {} merges {} merge_kernel {} persistent {} fast_index {} "
-      "tiles/cta {}\n",
+      "tiles/cta {} pdl {}\n",
       c.name.empty() ? "base" : c.name, s.b, s.len, group, q_tiles, lim.ctas_per_item, lim.slots,
       ops::DecodeStages(c.d, kv_bytes), sch.chunk, sch.work.size(), form.units,
       double(form.units) / lim.slots, sch.cluster, sch.merge.size(), form.merge_kernel ? 1 : 0,
-      form.persistent ? 1 : 0, form.fast_index ? 1 : 0, form.longest_tiles);
+      form.persistent ? 1 : 0, form.fast_index ? 1 : 0, form.longest_tiles,
+      ops::DecodePdl(engine, 0, form.longest,
+                     ops::DecodePdlCrowds(bc, lim, form.units, form.longest_tiles,
+                                          form.merge_kernel))
+          ? 1
+          : 0);
 }
 
 }  // namespace

@@ -165,10 +165,10 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
   // to back -31 to +9 % (+6.6 to +9.3 % only at B=16 L=512: 128 lone CTAs), graph mode -7.4 %
   // on average, none slower by more than 0.5 %. D 64 (4 CTAs an SM) keeps the s13 model: its
   // two changed shapes read 13-22 % faster queued but 8-25 % slower back to back.
-  if (DecodePlanModel() >= kPlanModelS18 && DTypeBytes(c.kv_dtype) == 1 && c.head_dim == 128 &&
+  if (DecodePlanModel() >= kPlanModelS18A && DTypeBytes(c.kv_dtype) == 1 && c.head_dim == 128 &&
       limits.slots > sms) {
     limits.price_last_wave = true;
-    limits.lone_tile_cost = DecodePlanModel() == kPlanModelS18Lone ? 0.75 : 0.8;
+    limits.lone_tile_cost = 0.8;
     limits.fused_merge_floor = 6.0;
   }
   return limits;
@@ -402,7 +402,9 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   s.n_merge = header[1];
   s.cluster = sched.cluster;
   s.persistent_ctas = units.ctas;
-  s.pdl = ops::DecodePdl(*s.engine, c.device, form.longest);
+  s.pdl = ops::DecodePdl(
+      *s.engine, c.device, form.longest,
+      ops::DecodePdlCrowds(c, s.limits, form.units, form.longest_tiles, form.merge_kernel));
   s.merge_kernel = form.merge_kernel;
   s.nnz = nnz;
   s.max_page_id = max_page;

@@ -134,7 +134,7 @@ int EnvMode(const char* name, std::initializer_list<std::pair<const char*, int>>
 int DecodePlanModel() {
   static const int kModel = EnvMode(
       "FLASHJIT_DECODE_PLAN_MODEL",
-      {{"s12", kPlanModelS12}, {"s13", kPlanModelS13}, {"s18l", kPlanModelS18Lone}}, kPlanModelS18);
+      {{"s12", kPlanModelS12}, {"s13", kPlanModelS13}, {"s18a", kPlanModelS18A}}, kPlanModelS18);
   return kModel;
 }
 
@@ -267,7 +267,7 @@ void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas) {
   g_stamps.store(static_cast<unsigned long long*>(device_buffer));
 }
 
-bool DecodePdl(const Engine& engine, int device, int64_t longest_keys) {
+bool DecodePdl(const Engine& engine, int device, int64_t longest_keys, bool crowded) {
   int mode = g_pdl_test.load(std::memory_order_relaxed);
   if (mode < 0) {
     static const int kKnob = ParsePdlKnob(std::getenv("FLASHJIT_DECODE_PDL"));  // -1: unset
@@ -277,7 +277,14 @@ bool DecodePdl(const Engine& engine, int device, int64_t longest_keys) {
   // decode's default).
   if (mode == 0) return false;
   if (mode == 1) return Sm90(engine, device);
-  return UsePdl(engine, device, longest_keys <= kDecodePdlMaxKeys);
+  return UsePdl(engine, device, longest_keys <= kDecodePdlMaxKeys && !crowded);
+}
+
+bool DecodePdlCrowds(const BatchDecodeConfig& c, const DecodeScheduleLimits& limits, int64_t ctas,
+                     int64_t tiles, bool merge_kernel) {
+  if (DecodePlanModel() < kPlanModelS18 || c.cuda_graph || merge_kernel) return false;
+  if (DTypeBytes(c.kv_dtype) != 1 || c.head_dim != 128) return false;
+  return ctas > limits.sms / 2 && ctas <= limits.slots - limits.sms && tiles >= 4;
 }
 
 void SetDecodePdlForTesting(int mode) { g_pdl_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }

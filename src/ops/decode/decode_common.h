@@ -33,13 +33,14 @@ void FillOptionParams(const DecodeOptions& o, int head_dim, attention::DecodePar
 
 // The plan model of batch decode. Knob FLASHJIT_DECODE_PLAN_MODEL: s12 = the cost model before
 // session 13 (the last CTA's merge a flat 2 tiles, clusters of any size up to the slots); s13 =
-// before session 18 (fp8 priced as 16-bit); unset (or anything else) = kPlanModelS18 (see
-// BatchDecodeLimits).
+// before session 18 (fp8 priced as 16-bit); s18a = fp8's last wave priced (BatchDecodeLimits),
+// PDL by the keys of the longest item only; unset (or anything else) = kPlanModelS18: s18a, and
+// no PDL for the fp8 launches of DecodePdlCrowds.
 enum DecodePlanModels {
   kPlanModelS12 = 0,
   kPlanModelS13 = 1,
-  kPlanModelS18 = 2,
-  kPlanModelS18Lone = 3
+  kPlanModelS18A = 2,
+  kPlanModelS18 = 3
 };
 int DecodePlanModel();
 
@@ -146,8 +147,25 @@ void SetDecodePersistentForTesting(int mode, int max_ctas);
 // L=16k/32k lost 1.0-1.4 %. FLASHJIT_DECODE_PDL=1: every sm_90+ launch; 0: none; unset: the
 // engine-wide rule (ops::UsePdl: FLASHJIT_PDL=0/1 forces every family off/on, else this
 // default). The merge kernel takes it wherever the rule allows PDL at all (DecodePdl(.., 0)).
+// crowded: the launch is one whose waiting successors would crowd its own CTAs
+// (DecodePdlCrowds); the default rule then leaves PDL off.
 inline constexpr int64_t kDecodePdlMaxKeys = 4096;
-bool DecodePdl(const Engine& engine, int device, int64_t longest_keys);
+bool DecodePdl(const Engine& engine, int device, int64_t longest_keys, bool crowded = false);
+// Whether a batch decode launch of `ctas` CTAs of at most `tiles` tiles each would be slowed by
+// the CTAs that programmatic dependent launch places beside it. With PDL the next launch's CTAs
+// start as soon as this launch's CTAs have started, take the SMs' free slots and wait there for
+// its end. Measured on the H200 (session 18, calls 4-5: fp8 e4m3, D 128, 3 CTAs an SM, queued
+// unchanged): where this launch leaves a slot free on most SMs (more than sms / 2 CTAs, at most
+// slots - sms) and its CTAs read 4 tiles or more, the waiting CTAs cost it 6-36 % back to back:
+// B=16 L=512 (128 CTAs of 8 tiles) 18.53 us with PDL, 14.59 without; tp8 B=256 L=2k (256 of
+// 32) 57.67 against 47.78; 256 CTAs of 64 tiles 104.96 against 83.64. With 1-2 tiles a CTA PDL
+// still gains (B=1, 128-256 CTAs: 1.3-2.0 us), as it does where every slot is taken (384 CTAs
+// of 6 tiles: 22.18 against 23.41) or fewer than sms / 2 CTAs leave whole SMs free (64 CTAs of
+// 8 tiles: level). So: fp8 caches at D 128 outside graph mode, plans without the merge kernel
+// (its own launch was not measured apart), and those bounds. 16-bit caches (memory-bound, 2
+// CTAs an SM) were not measured and keep PDL.
+bool DecodePdlCrowds(const BatchDecodeConfig& c, const DecodeScheduleLimits& limits, int64_t ctas,
+                     int64_t tiles, bool merge_kernel);
 // Tests: 1 / 0 force PDL on / off for launches from now on; < 0 restores the knob.
 void SetDecodePdlForTesting(int mode);
 
