@@ -96,35 +96,55 @@ TEST_CASE("decode plans: the merge kernel where the last CTA's merge would be lo
 // 4 or 8 by the knob), where max_batch_size requests in that many chunks fit one round of the
 // slots; its plans merge in the clusters only where every request splits into exactly that many
 // chunks (the GPU case "a CUDA graph in thread-block clusters ..." replays these plans).
-// Session 18: fp8 caches at D 128 price the last wave by its CTAs an SM, a lone CTA's tile at
-// 0.8 and the last CTA's merge at 6 tiles or more (ops::BatchDecodeLimits); 16-bit caches and fp8
-// at D 64 / 256 keep the s13 model.
+// Session 18: fp8 caches at D 128 price the last wave by its CTAs an SM and the last CTA's merge
+// at 6 tiles or more (ops::BatchDecodeLimits). A lone CTA's tile costs 0.75, or 0.8 where the
+// merge kernel follows (that launch keeps PDL, whose waiting CTAs crowd lone ones) and in graph
+// mode. 16-bit caches and fp8 at D 64 / 256 keep the s13 model.
 TEST_CASE("decode plans: fp8 caches and the last wave", "[decode]") {
   if (std::getenv("FLASHJIT_DECODE_PLAN_MODEL") || std::getenv("FLASHJIT_DECODE_CHUNK")) {
     WARN("a decode plan knob is set: the default plans are not checked");
     return;
   }
   auto engine = test::MakeTestEngine("");
-  auto chunk = [&](DType kv, int d, int b, int len) {
+  auto plan = [&](DType kv, int d, int b, int len, bool graph = false, int hkv = 8, int hq = 32) {
     BatchDecodeConfig c;
-    c.num_qo_heads = 32;
-    c.num_kv_heads = 8;
+    c.num_qo_heads = hq;
+    c.num_kv_heads = hkv;
     c.head_dim = d;
     c.kv_dtype = kv;
     c.max_batch_size = 256;
-    const ops::DecodeScheduleLimits l = ops::BatchDecodeLimits(*engine, c, 132);
+    c.cuda_graph = graph;
+    ops::DecodeScheduleLimits l = ops::BatchDecodeLimits(*engine, c, 132);
     CHECK(l.price_last_wave == (DTypeBytes(kv) == 1 && d == 128));
-    return ops::BuildDecodeSchedule(std::vector<ops::DecodeRequest>(b, {0, len, 0}), l).chunk;
+    l.max_items = ops::BatchDecodeMaxItems(c, l);
+    const ops::DecodeSchedule s =
+        ops::BuildDecodeSchedule(std::vector<ops::DecodeRequest>(b, {0, len, 0}), l);
+    return std::pair{s.chunk, ops::ChooseDecodePlanForm(c, ops::kPersistentAuto, s, l)};
   };
-  // Measured on the H200 (session 18, call 1; queued us, the s13 model's plan first):
-  CHECK(chunk(DType::kF8E4M3, 128, 64, 1024) == 1024);  // 67.07 split in 2, 53.66 unsplit
-  CHECK(chunk(DType::kF8E4M3, 128, 64, 512) == 512);    // 48.51 split in 2, 34.73 unsplit
-  CHECK(chunk(DType::kF8E4M3, 128, 64, 2048) == 1024);  // 105.85 in 3, 98.83 in 2
-  // Kept: 3 chunks (24.75 queued, 22.23 back to back) over 128 lone CTAs (22.85, 29.76).
-  CHECK(chunk(DType::kF8E4M3, 128, 16, 1024) == 384);
-  CHECK(chunk(DType::kF8E4M3, 128, 16, 16384) == 5504);  // one wave of 3 chunks
+  auto chunk = [&](DType kv, int d, int b, int len, bool graph = false) {
+    return plan(kv, d, b, len, graph).first;
+  };
+  constexpr DType kE4m3 = DType::kF8E4M3;
+  // Measured on the H200, queued us, the s13 model's plan first (session 18, call 1):
+  CHECK(chunk(kE4m3, 128, 64, 1024) == 1024);   // 67.07 split in 2, 53.66 unsplit
+  CHECK(chunk(kE4m3, 128, 64, 512) == 512);     // 48.51 split in 2, 34.73 unsplit
+  CHECK(chunk(kE4m3, 128, 64, 2048) == 1024);   // 105.85 in 3, 98.83 in 2
+  CHECK(chunk(kE4m3, 128, 16, 16384) == 5504);  // one wave of 3 chunks
+  // Call 5 (a lone tile at 0.8 first; queued / back to back): 128 lone CTAs, no PDL, 23.11 /
+  // 21.64 against 3 chunks 24.75 / 22.18; in graph mode (0.8) the 3 chunks stay.
+  CHECK(chunk(kE4m3, 128, 16, 1024) == 1024);
+  CHECK(chunk(kE4m3, 128, 16, 1024, true) == 384);
+  CHECK(chunk(kE4m3, 128, 64, 4096) == 2048);  // 171.45 / 166.17 in 3, 164.78 / 159.53 in 2
+  // tp8 B=256 L=4k: 256 CTAs unsplit, no PDL, 85.84 / 83.64 against 3 chunks 94.24 / 89.62.
+  CHECK(plan(kE4m3, 128, 256, 4096, false, 1, 8).first == 4096);
+  // B=1 L=16k: the merge kernel follows either plan, so lone tiles cost 0.8 and the plan keeps
+  // 43 chunks of 384 keys: 256 CTAs of 512 read 23.00 queued but 23.54 back to back against
+  // 24.81 / 21.30.
+  const auto [c1, f1] = plan(kE4m3, 128, 1, 16384);
+  CHECK(c1 == 384);
+  CHECK(f1.merge_kernel);
   // fp8 at D 64 and 16-bit KV: the s13 model's plans.
-  CHECK(chunk(DType::kF8E4M3, 64, 16, 1024) == 256);
+  CHECK(chunk(kE4m3, 64, 16, 1024) == 256);
   CHECK(chunk(DType::kBF16, 128, 16, 1024) == 512);
   CHECK(chunk(DType::kBF16, 128, 64, 1024) == 1024);
 }

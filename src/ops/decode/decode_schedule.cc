@@ -51,13 +51,14 @@ double FusedMergeCost(int64_t n, const DecodeScheduleLimits& limits) {
 }
 
 // The modelled time of `ctas` CTAs of `tiles` tiles each, in tiles: waves of `slots` CTAs, each
-// tile plus a fixed cost of one (DecodeScheduleLimits::lone_tile_cost, price_last_wave).
-double WavesCost(int64_t ctas, int64_t tiles, const DecodeScheduleLimits& limits) {
+// tile plus a fixed cost of one, a lone CTA's tile at `lone` (DecodeScheduleLimits::
+// lone_tile_cost, price_last_wave).
+double WavesCost(int64_t ctas, int64_t tiles, double lone, const DecodeScheduleLimits& limits) {
   const int64_t per_wave = std::max(1, limits.slots);
   const int64_t sms = std::max(1, limits.sms);
   if (!limits.price_last_wave || ctas <= sms) {
     const int64_t waves = (ctas + per_wave - 1) / per_wave;
-    const double tile_cost = ctas <= sms ? limits.lone_tile_cost : 1.0;
+    const double tile_cost = ctas <= sms ? lone : 1.0;
     return static_cast<double>(waves) * (static_cast<double>(tiles) * tile_cost + 1);
   }
   const int64_t full = ctas / per_wave, rest = ctas % per_wave;
@@ -65,7 +66,7 @@ double WavesCost(int64_t ctas, int64_t tiles, const DecodeScheduleLimits& limits
   if (rest > 0) {
     const double per_sm = static_cast<double>((rest + sms - 1) / sms);
     const double share = per_sm * static_cast<double>(sms) / static_cast<double>(per_wave);
-    cost += static_cast<double>(tiles) * std::max(limits.lone_tile_cost, std::min(1.0, share)) + 1;
+    cost += static_cast<double>(tiles) * std::max(lone, std::min(1.0, share)) + 1;
   }
   return cost;
 }
@@ -125,13 +126,17 @@ int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
     const int64_t ctas = items * limits.ctas_per_item;
     const int64_t waves = (ctas + per_wave - 1) / per_wave;
     const bool split = items > static_cast<int64_t>(requests.size());
+    bool merge_kernel = false;
     const double merge =
         !split ? 0.0
                : (ClusterFor(requests, tiles * kTile, limits)
                       ? limits.cluster_merge_cost
                       : DecodeMergeCost((longest + tiles * kTile - 1) / (tiles * kTile), waves,
-                                        limits));
-    const double cost = WavesCost(ctas, tiles, limits) + merge;
+                                        limits, &merge_kernel));
+    const double lone = merge_kernel && limits.lone_tile_cost_merge_kernel > 0
+                            ? limits.lone_tile_cost_merge_kernel
+                            : limits.lone_tile_cost;
+    const double cost = WavesCost(ctas, tiles, lone, limits) + merge;
     if (cost < best_cost) {  // ties keep the larger chunk (fewer partials)
       best_cost = cost;
       best_tiles = tiles;

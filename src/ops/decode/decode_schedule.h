@@ -34,6 +34,9 @@ struct DecodeScheduleLimits {
   bool price_last_wave = false;
   // The least the last CTA's merge of a split request costs, in tiles (FusedMergeCost).
   double fused_merge_floor = 2.0;
+  // > 0: lone_tile_cost of plans the merge kernel follows (their attention launch keeps
+  // programmatic dependent launch, whose waiting CTAs crowd lone ones: DecodePdlCrowds).
+  double lone_tile_cost_merge_kernel = 0.0;
   // Merge of split requests in a thread-block cluster (sm_90+): the most chunks per request it
   // merges (0: never). It applies when every request of the batch has the same number
   // (min_cluster..max_cluster) of chunks; then the merge is priced at
