@@ -152,27 +152,26 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
       limits.merge_round_trip = 0.38 * 128.0 / c.head_dim;
     limits.cluster_max_ctas = cluster_slots;
   }
-  // Session 18: fp8 caches at D 128 (3 CTAs an SM), fitted on the H200. Session 17's chunk sweep
-  // (fp8 e4m3, 32/8 heads, 1-256 requests of 1k-16k keys) found the s13 model's splits up to 21 %
-  // slower than the best chunk: a CTA alone on its SM reads a tile faster than one of three (B=16
-  // L=1k: 128 CTAs of 16 tiles), the last wave's time follows the CTAs it puts on an SM (B=64 L=1k:
-  // 512 CTAs, 1.29 waves, 52.6 us queued against 66.4 split in two), and the last CTA's merge
-  // costs about 6 tiles. A lone tile at 0.70-0.75 fits every queued best of that sweep, but
-  // session 18's A/B (call 1: s13 against this model on 53 fp8 shapes of 8 configurations)
-  // found those lone plans slower where calls overlap: back to back (programmatic dependent
-  // launch places the next call's CTAs early) up to +36 %, in graph mode up to +14 %. 0.8 keeps
-  // the plans of few, lone CTAs out and changes 28 of those shapes: queued -2.8 to -29.3 %, back
-  // to back -31 to +9 % (+6.6 to +9.3 % only at B=16 L=512: 128 lone CTAs), graph mode -7.4 %
-  // on average, none slower by more than 0.5 %. D 64 (4 CTAs an SM) keeps the s13 model: its
-  // two changed shapes read 13-22 % faster queued but 8-25 % slower back to back.
+  // Session 18: fp8 caches at D 128 (3 CTAs an SM), fitted on the H200 (docs/perf/decode.md).
+  // Session 17's chunk sweep (fp8 e4m3, 32/8 heads, 1-256 requests of 1k-16k keys) found the s13
+  // model's splits up to 21 % slower than the best chunk: a CTA alone on its SM reads a tile in
+  // about 3/4 of the time one of three takes (B=16 L=1k: 128 CTAs of 16 tiles), the last wave's
+  // time follows the CTAs it puts on an SM (B=64 L=1k: 512 CTAs in 1.29 waves, 52.6 us queued,
+  // against 66.4 split in two), and the last CTA's merge costs about 6 tiles. Plans of few lone
+  // CTAs, though, lost up to 36 % back to back when their launch took programmatic dependent
+  // launch (the next call's CTAs wait beside them: DecodePdlCrowds, which now takes PDL from
+  // them), and up to 14 % in graph mode. So a lone tile costs 0.75 outside graph mode, 0.8 where
+  // the merge kernel follows (that launch keeps PDL) and in graph mode. Session 18's A/Bs: against
+  // s13 (call 1) queued faster at every changed shape, -2.8 to -32 %; the final model against the
+  // form with 0.8 everywhere and PDL by keys only (call 8, 25 shapes) queued -13.3 to +3.4 % (the
+  // rises at most 0.55 us, where launches lost PDL), back to back -0.6 to -21 %. D 64 (4 CTAs an
+  // SM) keeps the s13 model: its two changed shapes read 13-22 % faster queued but 8-25 % slower
+  // back to back (call 1, with PDL).
   if (DecodePlanModel() >= kPlanModelS18A && DTypeBytes(c.kv_dtype) == 1 && c.head_dim == 128 &&
       limits.slots > sms) {
     limits.price_last_wave = true;
     limits.lone_tile_cost = 0.8;
     limits.fused_merge_floor = 6.0;
-    // Session 18, calls 4-6: those losses were programmatic dependent launch's. Where a plan's
-    // launch goes without it (DecodePdlCrowds: outside graph mode, no merge kernel), a lone tile
-    // at 0.75 reads faster queued and as fast or faster back to back (call 5).
     if (DecodePlanModel() >= kPlanModelS18 && !c.cuda_graph) {
       limits.lone_tile_cost = 0.75;
       limits.lone_tile_cost_merge_kernel = 0.8;
