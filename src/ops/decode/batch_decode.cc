@@ -163,11 +163,11 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
   // them), and up to 14 % in graph mode. So a lone tile costs 0.75 outside graph mode, 0.8 where
   // the merge kernel follows (that launch keeps PDL) and in graph mode. Session 18's A/Bs: against
   // s13, queued faster at every changed shape (call 1, stream mode: -2.8 to -29 %; call 2 at 0.8,
-  // graph mode: -0.3 to -32 %); the final model against the
-  // form with 0.8 everywhere and PDL by keys only (call 8, 25 shapes) queued -13.3 to +3.4 % (the
-  // rises at most 0.55 us, where launches lost PDL), back to back -0.6 to -21 %. D 64 (4 CTAs an
-  // SM) keeps the s13 model: its two changed shapes read 13-22 % faster queued but 8-25 % slower
-  // back to back (call 1, with PDL).
+  // graph mode: -0.3 to -32 %); the final model against the form with 0.8 everywhere and PDL by
+  // keys only (call 8, 25 shapes) queued -13.3 to +3.4 % (the rises at most 0.55 us, where
+  // launches lost PDL), back to back -0.6 to -21 %. D 64 (4 CTAs an SM) keeps the s13 model: its
+  // two changed shapes read 13-22 % faster queued but 8-25 % slower back to back (call 1, with
+  // PDL).
   if (DecodePlanModel() >= kPlanModelS18A && DTypeBytes(c.kv_dtype) == 1 && c.head_dim == 128 &&
       limits.slots > sms) {
     limits.price_last_wave = true;
