@@ -108,23 +108,51 @@ FLASHJIT_DEVICE void LoadQuery(const DecodeParams& p, const DecodeWorkItem& w, i
   }
 }
 
-// prefetch.global.L1 of the line holding `addr`.
-FLASHJIT_DEVICE void PrefetchL1(const void* addr) {
-  asm volatile("prefetch.global.L1 [%0];" ::"l"(addr));
-}
-
-// A persistent CTA's next query tile (rows x D of request `request` from query head qh0) into the
-// L1, a 128-byte line per thread, for LoadQuery at the unit boundary.
+// A persistent CTA's next query tile, held in registers while the current unit's last tile is
+// computed (its load is then off the unit boundary's path): this thread's chunks of LoadQuery.
 template <class V>
-FLASHJIT_DEVICE void PrefetchQueryL1(const DecodeParams& p, int request, int qh0, int rows) {
+struct QueryRegs {
   using T = typename V::DTypeQ;
-  constexpr int kLines = V::kHeadDim * static_cast<int>(sizeof(T)) / 128;  // per row
-  static_assert(kLines * 128 == V::kHeadDim * static_cast<int>(sizeof(T)), "rows of whole lines");
-  const int row = threadIdx.x / kLines, line = threadIdx.x % kLines;
-  if (row < rows)
-    PrefetchL1(static_cast<const T*>(p.q) + request * p.q_stride_b + (qh0 + row) * p.q_stride_h +
-               line * (128 / static_cast<int>(sizeof(T))));
-}
+  static constexpr int kHalf = V::kHeadDim / 16;  // 16-byte chunks of half a row
+  static constexpr int kIters = (kDecodeQTile * kHalf + kDecodeThreads - 1) / kDecodeThreads;
+  Vec<T, 8> a[kIters], b[kIters];
+
+  FLASHJIT_DEVICE void Load(const DecodeParams& p, int request, int qh0, int rows) {
+    const T* q = static_cast<const T*>(p.q) + request * p.q_stride_b;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const int idx = threadIdx.x + i * kDecodeThreads, row = idx / kHalf, c = idx % kHalf;
+      a[i] = b[i] = Vec<T, 8>{};
+      if (idx < kDecodeQTile * kHalf && row < rows) {
+        const T* src = q + (qh0 + row) * p.q_stride_h;
+        a[i] = LoadVec<T, 8>(src + c * 8);
+        b[i] = LoadVec<T, 8>(src + (c + kHalf) * 8);
+      }
+    }
+  }
+
+  // Writes the tile into q_smem as LoadQuery does (RoPE at qpos when the variant has it).
+  FLASHJIT_DEVICE void Store(const DecodeParams& p, int qpos, T* q_smem) {
+    constexpr int kD = V::kHeadDim, kChunks = kD / 8;
+#pragma unroll
+    for (int i = 0; i < kIters; ++i) {
+      const int idx = threadIdx.x + i * kDecodeThreads, row = idx / kHalf, c = idx % kHalf;
+      if (idx >= kDecodeQTile * kHalf) continue;
+      if constexpr (V::kRope) {
+#pragma unroll
+        for (int j = 0; j < 8; ++j) {
+          float cs, sn;
+          RopeAngle(qpos, c * 8 + j, kD, p.rope_rcp_scale, p.rope_log2_theta, cs, sn);
+          const float x = ToFloat(a[i].v[j]), y = ToFloat(b[i].v[j]);
+          a[i].v[j] = FromFloat<T>(x * cs - y * sn);
+          b[i].v[j] = FromFloat<T>(y * cs + x * sn);
+        }
+      }
+      *reinterpret_cast<Vec<T, 8>*>(q_smem + SwizzledChunk<kChunks>(row, c) * 8) = a[i];
+      *reinterpret_cast<Vec<T, 8>*>(q_smem + SwizzledChunk<kChunks>(row, c + kHalf) * 8) = b[i];
+    }
+  }
+};
 
 // A unit of a persistent plan (three 16-byte loads; the host wrote it before the launch).
 FLASHJIT_DEVICE DecodeUnit LoadUnit(const DecodeUnit* u) {
@@ -141,8 +169,8 @@ FLASHJIT_DEVICE DecodeUnit LoadUnit(const DecodeUnit* u) {
   r.w.pad_ = y.w;
   r.head_tile = z.x;
   r.next = z.y;
-  r.count = z.z;
-  r.pad_ = z.w;
+  r.pad_[0] = z.z;
+  r.pad_[1] = z.w;
   return r;
 }
 
@@ -165,29 +193,23 @@ struct DecodeUnitView {
   }
 };
 
-// Persistent CTA: walks its list of units with one cp.async pipeline over the concatenation of
-// their tiles. The list is units[cta], then units[first.next], units[first.next + 1], ...
-// (first.count units in all; AssignDecodeUnits lays each CTA's list out so). The issue side
-// runs kStages - 1 tiles ahead of the compute side and crosses unit boundaries on its own, so
-// the loads of unit i + 1's first tiles are in flight while unit i's last tile is computed and
-// its epilogue runs; the epilogue uses the stage of unit i's last tile (the only one not in
-// flight then), swizzled to fit it. Unit records and the next unit's query are not held in
-// registers (fp8 needs 168 at most for 3 CTAs an SM): each is fetched into the L1 ahead of its
-// use (prefetch.global.L1) and read from there when needed.
+// Persistent CTA (16-bit KV): walks its list of units (first: units[cta]) with one cp.async
+// pipeline over the concatenation of their tiles. The issue side runs kStages - 1 tiles ahead of
+// the compute side and crosses unit boundaries on its own (work item and page ids of the next
+// unit read ahead), so the loads of unit i + 1's first tiles are in flight while unit i's last
+// tile is computed and its epilogue runs; the epilogue uses the stage of unit i's last tile (the
+// only one not in flight then), swizzled to fit it. The next unit's query is read into registers
+// during the last tile.
 template <class V>
 FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& first,
                                       DecodeStampRegs& stamp) {
   using T = typename V::DTypeQ;
   using TKV = typename V::DTypeKV;
   constexpr int kD = V::kHeadDim, kStages = V::kStages, kTile = kDecodeTileKV;
-  static_assert(!(sizeof(TKV) == 1 && V::kRope), "fp8 with RoPE converts rows: not persistent");
-  // The epilogue's O in the stage of the unit's last tile: all 4 warps' rows fill a 16-bit stage
-  // exactly; an fp8 stage holds 2 warps' rows (EpilogueSmem::kPairs).
-  constexpr EpilogueSmem kEpilogue =
-      sizeof(TKV) == 2 ? EpilogueSmem::kSwizzled : EpilogueSmem::kPairs;
-  static_assert((kEpilogue == EpilogueSmem::kSwizzled ? 4 : 2) * kDecodeQTile * kD * 4 ==
-                    2 * kTile * kD * static_cast<int>(sizeof(TKV)),
-                "the epilogue's rows fill exactly one stage");
+  static_assert(sizeof(TKV) == 2, "persistent plans are for 16-bit KV caches");
+  static_assert(
+      DecodeEpilogueBytes(kD) - kDecodeThreads / 32 * kDecodeQTile * 8 * 4 == 2 * kTile * kD * 2,
+      "the swizzled epilogue fills exactly one stage");
   using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
   extern __shared__ __align__(128) char smem[];
   constexpr int kRegionA = DecodePipelineBytes(kD, sizeof(TKV), kStages) > DecodeEpilogueBytes(kD)
@@ -197,42 +219,35 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   float* stats = reinterpret_cast<float*>(smem + kRegionA + kDecodeQTile * kD * 2);
   auto k_stage = [&](int s) { return smem + s * 2 * Loader::kTileBytes; };
   auto v_stage = [&](int s) { return smem + (s * 2 + 1) * Loader::kTileBytes; };
-  const int n_units = first.count, rest = first.next;
-  const DecodeUnit* list0 = p.units + blockIdx.x;
-  auto unit_ptr = [&](int k) { return k == 0 ? list0 : p.units + rest + (k - 1); };
-  // One thread per 128-byte line: the record of unit k into the L1.
-  auto prefetch_unit = [&](int k) {
-    if (k < n_units && threadIdx.x < 2)
-      PrefetchL1(reinterpret_cast<const char*>(unit_ptr(k)) + threadIdx.x * 47);
-  };
 
-  // Issue side: unit ik of the list, its next tile.
-  int ik = 0, i_tile = 0, i_start = first.w.kv_start, i_tiles = DecodeUnitView::Tiles(first.w);
+  // Issue side: the unit whose tiles are being issued, the next tile of it, and the unit after
+  // it (read when the cursor entered `iu`).
+  DecodeUnit iu = first, inext;
+  int i_tile = 0, i_tiles = DecodeUnitView::Tiles(iu.w);
   bool i_more = true;  // tiles left to issue
-  prefetch_unit(1);
+  if (iu.next >= 0) inext = LoadUnit(p.units + iu.next);
   Loader loader;
-  loader.Init(p, first.w, first.head_tile / p.q_tiles);
+  loader.Init(p, iu.w, iu.head_tile / p.q_tiles);
   // Moves the cursor past the tile just issued (to the next unit after the last tile).
   auto advance = [&] {
     if (++i_tile < i_tiles) return;
-    if (++ik >= n_units) {
+    if (iu.next < 0) {
       i_more = false;
       return;
     }
-    const DecodeUnit u = LoadUnit(unit_ptr(ik));
+    iu = inext;
     i_tile = 0;
-    i_start = u.w.kv_start;
-    i_tiles = DecodeUnitView::Tiles(u.w);
-    loader.Init(p, u.w, u.head_tile / p.q_tiles);
-    prefetch_unit(ik + 1);
+    i_tiles = DecodeUnitView::Tiles(iu.w);
+    loader.Init(p, iu.w, iu.head_tile / p.q_tiles);
+    if (iu.next >= 0) inext = LoadUnit(p.units + iu.next);
   };
   // Issues the tile at the cursor (page ids prefetched) into stage s, then reads the page ids
   // of the tile after it. Commits a group in any case.
   auto issue = [&](int s) {
     if (i_more) {
-      loader.IssueTile(i_start + i_tile * kTile, k_stage(s), v_stage(s));
+      loader.IssueTile(iu.w.kv_start + i_tile * kTile, k_stage(s), v_stage(s));
       advance();
-      if (i_more) loader.PrefetchPages(i_start + i_tile * kTile);
+      if (i_more) loader.PrefetchPages(iu.w.kv_start + i_tile * kTile);
     }
     CpAsyncCommit();
   };
@@ -242,16 +257,16 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   if (i_tiles >= kStages - 1) {
     typename Loader::TileRows pages[kStages - 1];
 #pragma unroll
-    for (int s = 0; s < kStages - 1; ++s) loader.LoadPages(i_start + s * kTile, pages[s]);
+    for (int s = 0; s < kStages - 1; ++s) loader.LoadPages(iu.w.kv_start + s * kTile, pages[s]);
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) {
-      loader.IssueTile(i_start + s * kTile, pages[s], k_stage(s), v_stage(s));
+      loader.IssueTile(iu.w.kv_start + s * kTile, pages[s], k_stage(s), v_stage(s));
       CpAsyncCommit();
       advance();
     }
-    if (i_more) loader.PrefetchPages(i_start + i_tile * kTile);
+    if (i_more) loader.PrefetchPages(iu.w.kv_start + i_tile * kTile);
   } else {
-    loader.PrefetchPages(i_start);
+    loader.PrefetchPages(iu.w.kv_start);
 #pragma unroll
     for (int s = 0; s < kStages - 1; ++s) issue(s);
   }
@@ -259,11 +274,13 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
     if (threadIdx.x == 0) stamp.Mark(1);
   }
 
-  // Compute side: unit ck of the list.
-  int ck = 0;
-  DecodeUnit cu = first;
+  // Compute side: the unit whose tiles are computed, and the one after it.
+  DecodeUnit cu = first, cnext;
+  if (cu.next >= 0) cnext = LoadUnit(p.units + cu.next);
   DecodeUnitView v;
   v.Set(p, cu);
+  DecodeMergeItem merge_item = {};
+  if (cu.w.merge >= 0 && p.merge_counters) merge_item = p.merge_items[cu.w.merge];
   LoadQuery<V>(p, cu.w, v.qh0, v.rows, v.qpos, q_smem);
   __syncthreads();
 
@@ -281,6 +298,8 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   };
   start_unit();
 
+  QueryRegs<V> next_q;
+  DecodeUnitView nv;
   int c_tile = 0;
   int g = 0;
   for (;; ++g) {  // g: tile of the CTA's sequence, in stage g % kStages
@@ -291,11 +310,9 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
     }
     issue((g + kStages - 1) % kStages);
     const bool last = c_tile + 1 == v.n_tiles;
-    if (last && ck + 1 < n_units) {  // the next unit's query rows into the L1 (a line a thread)
-      const DecodeUnit nu = LoadUnit(unit_ptr(ck + 1));
-      DecodeUnitView nv;
-      nv.Set(p, nu);
-      PrefetchQueryL1<V>(p, nu.w.request, nv.qh0, nv.rows);
+    if (last && cu.next >= 0) {  // the next unit's query, in flight during this tile
+      nv.Set(p, cnext);
+      next_q.Load(p, cnext.w.request, nv.qh0, nv.rows);
     }
 
     const int key0 = cu.w.kv_start + c_tile * kTile + warp * 16;
@@ -315,22 +332,25 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
       continue;
     }
 
-    // The unit's end: the epilogue in the stage of its last tile, then the next unit's query
-    // (from the L1) replaces this one's in shared memory; the epilogue's barriers order that
-    // after every warp's last read of Q.
-    DecodeMergeItem merge_item = {};
-    if (cu.w.merge >= 0 && p.merge_counters) merge_item = p.merge_items[cu.w.merge];
+    // The unit's end. Its Q is in the warps' registers, so the next unit's query can replace
+    // it in shared memory now; the epilogue's barriers order that before start_unit's reads.
+    if (cu.next >= 0) {
+      // Q's fragments read from q_smem at each step: every warp's last step first.
+      if constexpr (DecodeWarp<V>::kQSmem) __syncthreads();
+      next_q.Store(p, nv.qpos, q_smem);
+    }
     __syncthreads();  // every warp is done with stage g % kStages: the epilogue takes it
     state.FinishRows();
-    DecodeEpilogue<V, kEpilogue>(p, cu.w, merge_item, state, cu.head_tile, v.qh0, v.rows,
-                                 reinterpret_cast<float*>(k_stage(g % kStages)), stats);
-    if (++ck >= n_units) break;
-    cu = LoadUnit(unit_ptr(ck));
-    v.Set(p, cu);
+    DecodeEpilogue<V, true>(p, cu.w, merge_item, state, cu.head_tile, v.qh0, v.rows,
+                            reinterpret_cast<float*>(k_stage(g % kStages)), stats);
+    if (cu.next < 0) break;
+    cu = cnext;
+    if (cu.next >= 0) cnext = LoadUnit(p.units + cu.next);
+    v = nv;
+    merge_item = {};
+    if (cu.w.merge >= 0 && p.merge_counters) merge_item = p.merge_items[cu.w.merge];
     c_tile = 0;
-    __syncthreads();  // every warp is past its reads of q_smem (FusedMerge may return early)
-    LoadQuery<V>(p, cu.w, v.qh0, v.rows, v.qpos, q_smem);
-    __syncthreads();
+    __syncthreads();  // q_smem written by every thread (FusedMerge may have returned early)
     start_unit();
   }
   CpAsyncWait<0>();
@@ -549,7 +569,7 @@ __device__ void decode_attention(const DecodeParams& p) {
 // A kernel of its own, so that the one-CTA-per-unit kernel keeps its registers.
 template <class V>
 __device__ void decode_persistent(const DecodeParams& p) {
-  if constexpr (sizeof(typename V::DTypeKV) == 2 || !V::kRope) {
+  if constexpr (sizeof(typename V::DTypeKV) == 2) {
     DecodeStampRegs stamp;
     if constexpr (V::kStamps) {
       if (threadIdx.x == 0) stamp.Mark(0);
@@ -568,7 +588,7 @@ __device__ void decode_persistent(const DecodeParams& p) {
     }
     DecodePersistent<V>(p, first, stamp);
   } else {
-    __trap();  // plans of fp8 caches with RoPE are never persistent
+    __trap();  // plans of fp8 caches are never persistent
   }
 }
 

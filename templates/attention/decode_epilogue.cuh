@@ -137,9 +137,9 @@ FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w,
   }
 }
 
-// Offset of (row, col) in the epilogue's (warps x 16 rows, D) floats: rows padded to D + 8
+// Offset of (row, col) in the epilogue's (4 warps x 16 rows, D) floats: rows padded to D + 8
 // (kSwizzled false), or rows of D floats whose 32-byte segments (8 floats) are XOR-swizzled by
-// row % 8 (kSwizzled: a persistent CTA's epilogue, which must fit one pipeline stage). Accesses
+// row % 8 (kSwizzled: the persistent CTA's epilogue, which must fit one pipeline stage). Accesses
 // of 2 or 4 floats stay inside one segment; either form keeps a warp's float2 writes of 8 rows
 // and its float4 reads of a row free of bank conflicts.
 template <int kD, bool kSwizzled>
@@ -148,55 +148,34 @@ FLASHJIT_DEVICE int EpilogueIndex(int row, int col) {
   return row * (kD + 8) + col;
 }
 
-// Where the epilogue puts the warps' O: padded rows of all 4 warps (the one-unit kernel, after
-// the pipeline has drained); swizzled rows of all 4 warps in one free 16-bit stage (persistent,
-// 16-bit KV); or swizzled rows of 2 warps at a time in one free fp8 stage (persistent, fp8 KV:
-// warps 2 and 3 hand their weighted O to warps 0 and 1, which then write the two sums).
-enum class EpilogueSmem { kPadded, kSwizzled, kPairs };
-
 // REQUIRES: every warp has finished with the pipeline's shared memory (a barrier before).
-// o_smem holds (4 warps, 16, D + 8) floats (kPadded), (4, 16, D) (kSwizzled) or (2, 16, D)
-// (kPairs), see EpilogueSmem; stats holds (4 * 16 * 2 + 4 * 16 + 16) floats. merge_item:
-// p.merge_items[w.merge] when the item is split and merged in place. head_tile: the (kv head,
-// query tile) of this CTA's work. `st` is spent (kPairs folds into it).
-template <class V, EpilogueSmem kSmem = EpilogueSmem::kPadded>
+// o_smem holds (4 warps, 16, D + 8) floats (kSwizzled: (4, 16, D), see EpilogueIndex); stats
+// holds (4 * 16 * 2 + 4 * 16 + 16) floats. merge_item: p.merge_items[w.merge] when the item is
+// split and merged in place. head_tile: the (kv head, query tile) of this CTA's work.
+template <class V, bool kSwizzled = false>
 FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem& w,
-                                    const DecodeMergeItem& merge_item, DecodeWarp<V>& st,
+                                    const DecodeMergeItem& merge_item, const DecodeWarp<V>& st,
                                     int head_tile, int qh0, int rows, float* o_smem, float* stats) {
   using T = typename V::DTypeQ;
   constexpr int kD = V::kHeadDim, kStride = kD + 8, kWarps = kDecodeThreads / 32;
-  constexpr bool kSwizzled = kSmem != EpilogueSmem::kPadded;
-  constexpr bool kPairs = kSmem == EpilogueSmem::kPairs;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   auto at = [](int row, int col) { return EpilogueIndex<kD, kSwizzled>(row, col); };
-  // Element (j, c) of this thread's O fragment: its row among the warp's 16, and its column.
-  auto frag_row = [&](int c) { return g + (c / 2) * 8; };
-  auto frag_col = [&](int j, int c) {
-    if constexpr (DecodeWarp<V>::kFp8Regs) return DecodeWarp<V>::Fp8OutColumn(j, c);
-    return j * 8 + 2 * t + (c & 1);
-  };
-  // Writes this warp's O, times f0 (rows g) and f1 (rows g + 8), as rows [slot * 16, slot * 16 +
-  // 16) of o_smem.
-  auto write_o = [&](int slot, float f0, float f1) {
-    const int row0 = slot * kDecodeQTile;
-#pragma unroll
-    for (int j = 0; j < kD / 8; ++j) {
-      if constexpr (DecodeWarp<V>::kFp8Regs) {  // permuted columns (see decode_warp.cuh)
-#pragma unroll
-        for (int c = 0; c < 4; ++c)
-          o_smem[at(row0 + frag_row(c), frag_col(j, c))] = st.o[j][c] * (c < 2 ? f0 : f1);
-      } else {
-        const int col = j * 8 + 2 * t;
-        *reinterpret_cast<float2*>(o_smem + at(row0 + g, col)) =
-            make_float2(st.o[j][0] * f0, st.o[j][1] * f0);
-        *reinterpret_cast<float2*>(o_smem + at(row0 + g + 8, col)) =
-            make_float2(st.o[j][2] * f1, st.o[j][3] * f1);
-      }
-    }
-  };
 
-  // Each warp's unnormalised O (kPairs: later, weighted) and its (m, l) per row.
-  if constexpr (!kPairs) write_o(warp, 1.f, 1.f);
+  // Each warp's unnormalised O and its (m, l) per row.         (4, 16, D)
+  const int row0 = warp * kDecodeQTile;
+#pragma unroll
+  for (int j = 0; j < kD / 8; ++j) {
+    if constexpr (DecodeWarp<V>::kFp8Regs) {  // permuted columns (see decode_warp.cuh)
+#pragma unroll
+      for (int c = 0; c < 4; ++c)
+        o_smem[at(row0 + g + (c / 2) * 8, DecodeWarp<V>::Fp8OutColumn(j, c))] = st.o[j][c];
+    } else {
+      const int col = j * 8 + 2 * t;
+      *reinterpret_cast<float2*>(o_smem + at(row0 + g, col)) = make_float2(st.o[j][0], st.o[j][1]);
+      *reinterpret_cast<float2*>(o_smem + at(row0 + g + 8, col)) =
+          make_float2(st.o[j][2], st.o[j][3]);
+    }
+  }
   float* ml = stats;                                  // (4, 16, 2)
   float* factor = stats + kWarps * kDecodeQTile * 2;  // (4, 16)
   float* row_lse = factor + kWarps * kDecodeQTile;    // (16)
@@ -227,32 +206,12 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
   }
   __syncthreads();
 
-  if constexpr (kPairs) {
-    // Warps 2 and 3 write their weighted O; warps 0 and 1 add them to theirs and write the sums.
-    const float f0 = factor[warp * kDecodeQTile + g], f1 = factor[warp * kDecodeQTile + g + 8];
-    if (warp >= 2) write_o(warp - 2, f0, f1);
-    __syncthreads();
-    if (warp < 2) {
-      const int row0 = warp * kDecodeQTile;
-#pragma unroll
-      for (int j = 0; j < kD / 8; ++j)
-#pragma unroll
-        for (int c = 0; c < 4; ++c)
-          st.o[j][c] =
-              st.o[j][c] * (c < 2 ? f0 : f1) + o_smem[at(row0 + frag_row(c), frag_col(j, c))];
-    }
-    __syncthreads();
-    if (warp < 2) write_o(warp, 1.f, 1.f);
-    __syncthreads();
-  }
-  constexpr int kSums = kPairs ? 2 : kWarps;  // rows of o_smem that add up to an output row
-
   for (int idx = threadIdx.x; idx < rows * (kD / 4); idx += kDecodeThreads) {
     const int r = idx / (kD / 4), c4 = (idx % (kD / 4)) * 4;
     float4 acc = make_float4(0.f, 0.f, 0.f, 0.f);
 #pragma unroll
-    for (int i = 0; i < kSums; ++i) {
-      const float f = kPairs ? 1.f : factor[i * kDecodeQTile + r];
+    for (int i = 0; i < kWarps; ++i) {
+      const float f = factor[i * kDecodeQTile + r];
       const float4 x = *reinterpret_cast<const float4*>(o_smem + at(i * kDecodeQTile + r, c4));
       acc.x += f * x.x;
       acc.y += f * x.y;

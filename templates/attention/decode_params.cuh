@@ -56,15 +56,12 @@ static_assert(sizeof(DecodeMergeItem) == 16, "DecodeMergeItem layout is shared w
 
 // Persistent plans: a unit is one (work item, head tile); each CTA of the persistent grid walks
 // its own list of units. Units 0 .. ctas - 1 are the CTAs' first units (head_tile -1: the CTA has
-// none); `next` links to the CTA's next unit (-1: the last). The rest of a CTA's list follows its
-// first unit's `next` contiguously (units[next], units[next + 1], ...), and the first unit's
-// `count` is the list's length.
+// none); `next` links to the CTA's next unit (-1: the last).
 struct DecodeUnit {
   DecodeWorkItem w;
   int32_t head_tile;
   int32_t next;
-  int32_t count;  // first units: units in the CTA's list
-  int32_t pad_;
+  int32_t pad_[2];
 };
 static_assert(sizeof(DecodeUnit) == 48, "DecodeUnit layout is shared with the host");
 
@@ -202,10 +199,10 @@ namespace flashjit::attention {
 //   [pipeline: stages x (K tile, V tile)  |  or, after the loop, 4 warps x 16 x (D + 8) fp32]
 //   [Q: 16 x D 16-bit, later the per-warp softmax statistics]
 //   [fp8 KV with RoPE only: per-warp 16-bit copies of 16 keys and 16 values]
-//   [but for fp8 KV with RoPE: the persistent epilogue's statistics (DecodeStatsBytes)]
-// A persistent CTA runs its epilogue in the pipeline stage of the unit's last tile, rows of D
-// floats whose 32-byte segments are XOR-swizzled by the row (no padding: 4 x 16 x D x 4 bytes =
-// one stage of 16-bit K and V tiles; an fp8 stage holds half of that, EpilogueSmem::kPairs).
+//   [16-bit KV only: the persistent epilogue's statistics (DecodeStatsBytes)]
+// A persistent CTA (16-bit KV) runs its epilogue in the pipeline stage of the unit's last tile,
+// rows of D floats whose 32-byte segments are XOR-swizzled by the row (no padding: 4 x 16 x D x 4
+// bytes = one stage of 16-bit K and V tiles).
 FLASHJIT_HD constexpr int DecodePipelineBytes(int head_dim, int kv_bytes, int stages) {
   return stages * 2 * kDecodeTileKV * head_dim * kv_bytes;
 }
@@ -219,9 +216,8 @@ FLASHJIT_HD constexpr int DecodeSmemBytes(int head_dim, int kv_bytes, int stages
   const int a = DecodePipelineBytes(head_dim, kv_bytes, stages);
   const int b = DecodeEpilogueBytes(head_dim);
   const int convert = kv_bytes == 1 && rope ? (kDecodeThreads / 32) * 2 * 16 * head_dim * 2 : 0;
-  // Persistent plans keep their statistics after Q (see DecodeStatsBytes); fp8 with RoPE is
-  // never persistent.
-  const int stats = kv_bytes == 2 || !rope ? DecodeStatsBytes() : 0;
+  // 16-bit KV: persistent plans keep their statistics after Q (see DecodeStatsBytes).
+  const int stats = kv_bytes == 2 ? DecodeStatsBytes() : 0;
   return (a > b ? a : b) + kDecodeQTile * head_dim * 2 + convert + stats;
 }
 

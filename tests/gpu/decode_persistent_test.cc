@@ -199,7 +199,7 @@ TEST_CASE("batch decode: a CUDA graph in thread-block clusters replays correctly
   }
 }
 
-// Forces the persistent form (every plan that does not cluster, but fp8 with RoPE) with at most
+// Forces the persistent form (every plan of a 16-bit cache that does not cluster) with at most
 // `ctas` CTAs for wrappers created in this scope.
 struct ForcePersistent {
   explicit ForcePersistent(int ctas) {
@@ -210,8 +210,8 @@ struct ForcePersistent {
 
 // The persistent grid on small batches (short enough for compute-sanitizer racecheck): 3 CTAs
 // with many short units each, a request split and merged by its last CTA inside the loop, empty
-// requests, RoPE, ALiBi, a window with sinks, head dim 64, two query tiles, fp8 caches (their
-// epilogue in pairs of warps). (The graph case forced onto a persistent grid follows it.)
+// requests, RoPE, ALiBi, a window with sinks, head dim 64, two query tiles. (The graph case
+// forced onto a persistent grid follows it.)
 TEST_CASE("batch decode: persistent grid, short units and merges", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   {
@@ -232,15 +232,6 @@ TEST_CASE("batch decode: persistent grid, short units and merges", "[gpu][decode
       BatchCase* c = add({300, 20});
       c->num_qo_heads = 34;  // group 17
     }
-    add({1500, 0, 1, 17, 64, 65, 200})->kv_dtype = DType::kF8E4M3;
-    {
-      BatchCase* c = add({700, 90, 5, 0});
-      c->kv_dtype = DType::kF8E5M2;
-      c->q_dtype = DType::kF16;
-      c->options.window_left = 100;
-      c->options.alibi = true;
-      c->sinks = true;
-    }
     for (BatchCase c : cases) {
       c.expect_persistent = 3;
       RunBatch(c, rng);
@@ -260,8 +251,7 @@ TEST_CASE("batch decode: a CUDA graph replays correctly on a forced persistent g
 // requests, single keys, page boundaries, long requests split and merged by their last CTA
 // inside the loop), on small grids (7 CTAs: dozens of units each, merges of many partials) and
 // at the resident capacity; every 16-bit head dim, page sizes 1/16/64, layouts, GQA 1/4/5/8/17,
-// the knobs, logits near -500000, fp8 caches at head dim 128; each plan's header is checked to
-// be persistent (fp8 with RoPE never is).
+// the knobs, logits near -500000; each plan's header is checked to be persistent (fp8 never is).
 TEST_CASE("batch decode: persistent grid over ragged batches", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   auto sms = runtime::MultiprocessorCount(TestEngine(), 0);
@@ -324,32 +314,6 @@ TEST_CASE("batch decode: persistent grid over ragged batches", "[gpu][decode]") 
       c->with_lse = false;
     }
     add({0, 0, 0});
-    {
-      BatchCase* c = add(MixedLengths(16, 6000, 16, rng));
-      c->kv_dtype = DType::kF8E4M3;
-      c->options.k_scale = 0.5f;
-      c->options.v_scale = 2.f;
-    }
-    {
-      BatchCase* c = add({6000, 0, 1, 64, 65, 2049});
-      c->kv_dtype = DType::kF8E5M2;
-      c->q_dtype = DType::kF16;
-      c->num_qo_heads = 10;  // group 5
-      c->num_kv_heads = 2;
-      c->page_size = 1;
-      c->options.logits_soft_cap = 5.f;
-      c->options.window_left = 1000;
-      c->sinks = true;
-    }
-    {
-      BatchCase* c = add(MixedLengths(10, 3000, 64, rng));
-      c->kv_dtype = DType::kF8E4M3;
-      c->num_qo_heads = 34;  // group 17: two query tiles per kv head
-      c->num_kv_heads = 2;
-      c->page_size = 64;
-      c->layout = KVLayout::kHND;
-      c->q_std = 4.f;  // peaked rows
-    }
     for (BatchCase c : cases) {
       // At most `ctas` CTAs, else the persistent kernel's resident capacity (SMs x its CTAs per
       // SM).
@@ -358,10 +322,9 @@ TEST_CASE("batch decode: persistent grid over ragged batches", "[gpu][decode]") 
                    : *sms * ops::DecodePersistentCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
       RunBatch(c, rng);
     }
-    BatchCase fp8 = cases[0];  // fp8 KV with RoPE keeps one CTA per unit
+    BatchCase fp8 = cases[0];  // fp8 KV keeps one CTA per unit
     fp8.kv_dtype = DType::kF8E4M3;
     fp8.lens = MixedLengths(10, 3000, 16, rng);
-    fp8.options.rope = true;
     fp8.expect_persistent = 0;
     RunBatch(fp8, rng);
   }

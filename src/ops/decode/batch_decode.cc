@@ -182,35 +182,30 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
 }
 
 bool DecodePersistentAllowed(const BatchDecodeConfig& c, DecodePersistentMode mode) {
-  if (mode == kPersistentNever || (c.cuda_graph && mode != kPersistentAlways)) return false;
-  // fp8 KV: at head dim 128 (3 CTAs an SM, its epilogue in pairs of warps), by default where
-  // DefaultPersistentFp8 says so.
-  if (DTypeBytes(c.kv_dtype) == 1) return c.head_dim == 128;
-  // 16-bit KV: at head_dim 256 the persistent kernel spills (255 registers, one CTA per SM), and
-  // at head_dim 64 it read 8-20 % slower than one CTA per unit at every shape that took it
-  // (session 14: B=1 L=4k / 16k, B=16 L=1k / 4k, B=64 L=1k), so only a forced mode takes it there.
-  return c.head_dim == 128 || mode == kPersistentAlways;
+  // 16-bit KV only (the fp8 epilogue would need two free stages); at head_dim 256 the
+  // persistent kernel spills (255 registers, one CTA per SM), and at head_dim 64 it read 8-20 %
+  // slower than one CTA per unit at every shape that took it (session 14: B=1 L=4k / 16k,
+  // B=16 L=1k / 4k, B=64 L=1k), so only a forced mode takes it there.
+  return DTypeBytes(c.kv_dtype) == 2 && (c.head_dim == 128 || mode == kPersistentAlways) &&
+         mode != kPersistentNever && (!c.cuda_graph || mode == kPersistentAlways);
 }
 
 DecodePlanForm ChooseDecodePlanForm(const BatchDecodeConfig& c, DecodePersistentMode mode,
-                                    const DecodeSchedule& sched, const DecodeScheduleLimits& limits,
-                                    bool rope) {
+                                    const DecodeSchedule& sched,
+                                    const DecodeScheduleLimits& limits) {
   DecodePlanForm f;
   f.units = static_cast<int64_t>(sched.work.size()) * limits.ctas_per_item;
   for (const attention::DecodeWorkItem& w : sched.work)
     f.longest = std::max<int64_t>(f.longest, w.kv_end - w.kv_start);
   f.longest_tiles = (f.longest + attention::kDecodeTileKV - 1) / attention::kDecodeTileKV;
-  // A persistent grid (not merged by clusters; fp8 KV without RoPE, whose rows are converted in
-  // shared memory): resident CTAs walk lists of units. Default: DefaultPersistent (16-bit KV:
-  // short units, 1-2 per resident CTA) or DefaultPersistentFp8, outside graph mode (a captured
-  // launch keeps one kernel; graph mode takes the persistent kernel on the wrapper's fixed grid
-  // only when FLASHJIT_DECODE_PERSISTENT=1 forces it for every plan).
-  const bool fp8 = DTypeBytes(c.kv_dtype) == 1;
-  const bool by_default =
-      fp8 ? DefaultPersistentFp8(f.units, f.longest_tiles, limits.PersistentSlots())
-          : DefaultPersistent(f.units, f.longest_tiles, limits.PersistentSlots());
-  f.persistent = DecodePersistentAllowed(c, mode) && !(fp8 && rope) && sched.cluster <= 1 &&
-                 f.units > 0 && (mode == kPersistentAlways || (!c.cuda_graph && by_default));
+  // A persistent grid (16-bit KV, not merged by clusters): resident CTAs walk lists of units.
+  // Default: DefaultPersistent (short units, 1-2 per resident CTA), outside graph mode (a
+  // captured launch keeps one kernel; graph mode takes the persistent kernel on the wrapper's
+  // fixed grid only when FLASHJIT_DECODE_PERSISTENT=1 forces it for every plan).
+  f.persistent =
+      DecodePersistentAllowed(c, mode) && sched.cluster <= 1 && f.units > 0 &&
+      (mode == kPersistentAlways ||
+       (!c.cuda_graph && DefaultPersistent(f.units, f.longest_tiles, limits.PersistentSlots())));
   // The CTA index from the launch's divisors (DecodeFastIndexMode): by default for plans of one
   // CTA per unit with more CTAs than resident slots, outside graph mode (a captured launch keeps
   // one kernel).
@@ -360,8 +355,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   if (static_cast<int32_t>(sched.work.size()) > s.cap_items)
     return Status::Internal(fmt::format("decode plan: {} work items exceed the capacity {}",
                                         sched.work.size(), s.cap_items));
-  const ops::DecodePlanForm form =
-      ops::ChooseDecodePlanForm(c, s.persistent_mode, sched, s.limits, options.rope);
+  const ops::DecodePlanForm form = ops::ChooseDecodePlanForm(c, s.persistent_mode, sched, s.limits);
   const int64_t n_units = form.units;
   const bool persistent = form.persistent;
   ops::DecodePersistentPlan units;

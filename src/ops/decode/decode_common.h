@@ -67,15 +67,14 @@ int DecodeMaxCluster(const Engine& engine, int device, int head_dim, int kv_byte
 // (n <= 0 restores the knob / the default).
 void SetDecodeMaxClusterForTesting(int n);
 
-// Which plans run on a persistent grid (DecodeParams::units). Tuning knob
+// Which plans of a 16-bit KV cache run on a persistent grid (DecodeParams::units). Tuning knob
 // FLASHJIT_DECODE_PERSISTENT: 0 = never, 1 = every plan that does not cluster (for A/B and
 // tests); unset = kPersistentAuto (see BatchDecode::Plan).
 enum DecodePersistentMode { kPersistentNever = 0, kPersistentAlways = 1, kPersistentAuto = 2 };
 DecodePersistentMode DecodePersistent();
 
-// Whether a wrapper of config `c` may take the persistent grid under `mode` (16-bit KV, or fp8 at
-// head dim 128; 16-bit head dims 64 and 256, and graph mode, only when forced):
-// BatchDecode::Create sizes the units' workspace by it.
+// Whether a wrapper of config `c` may take the persistent grid under `mode` (16-bit KV; head dim
+// 256 and graph mode only when forced): BatchDecode::Create sizes the units' workspace by it.
 bool DecodePersistentAllowed(const BatchDecodeConfig& c, DecodePersistentMode mode);
 
 // Whether a graph-mode wrapper of config `c` launches the merge kernel on every replay (so that
@@ -128,10 +127,9 @@ struct DecodePlanForm {
   bool fast_index = false;    // the CTA index from the launch's divisors (DecodeFastIndexMode)
   bool merge_kernel = false;  // split requests merged by the merge kernel (DecodeMergeMode)
 };
-// `rope`: the plan's DecodeOptions::rope (fp8 rows with RoPE are never persistent).
 DecodePlanForm ChooseDecodePlanForm(const BatchDecodeConfig& c, DecodePersistentMode mode,
-                                    const DecodeSchedule& sched, const DecodeScheduleLimits& limits,
-                                    bool rope = false);
+                                    const DecodeSchedule& sched,
+                                    const DecodeScheduleLimits& limits);
 
 // The most CTAs a persistent plan uses (0: the resident capacity, SMs x CTAs per SM).
 int DecodePersistentMaxCtas();

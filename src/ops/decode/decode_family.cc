@@ -11,15 +11,6 @@
 namespace flashjit::ops {
 namespace {
 
-// The persistent entry's __launch_bounds__ minimum of CTAs an SM: 3 for fp8 KV at head dim 128
-// without RoPE (DecodePersistentCtasPerSm; ptxas then keeps it to 168 registers), else 0 (no
-// bound: the 16-bit kernel holds 2 CTAs an SM at its 220-235 registers).
-int PersistentMinCtas(const spec::Json& s) {
-  const std::string kv = s["dtype_kv"];
-  const bool fp8 = kv == "e4m3" || kv == "e5m2";
-  return fp8 && s["head_dim"].get<int>() == 128 && !s["rope"].get<bool>() ? 3 : 0;
-}
-
 const spec::OpFamily* DecodeFamily() {
   static const spec::OpFamily f = [] {
     spec::OpFamily f;
@@ -61,13 +52,12 @@ const spec::OpFamily* DecodeFamily() {
                         s["stages"].get<int>(), smem));
       return Status::Ok();
     };
-    f.entries = {
-        {"flashjit_decode", "flashjit::attention::decode_attention",
-         "flashjit::attention::DecodeParams", "Variant::kThreads"},
-        {"flashjit_decode_merge", "flashjit::attention::decode_merge",
-         "flashjit::attention::DecodeMergeParams", "Variant::kThreads"},
-        {"flashjit_decode_persistent", "flashjit::attention::decode_persistent",
-         "flashjit::attention::DecodeParams", "Variant::kThreads, Variant::kPersistentMinCtas"}};
+    f.entries = {{"flashjit_decode", "flashjit::attention::decode_attention",
+                  "flashjit::attention::DecodeParams", "Variant::kThreads"},
+                 {"flashjit_decode_merge", "flashjit::attention::decode_merge",
+                  "flashjit::attention::DecodeMergeParams", "Variant::kThreads"},
+                 {"flashjit_decode_persistent", "flashjit::attention::decode_persistent",
+                  "flashjit::attention::DecodeParams", "Variant::kThreads"}};
     f.variant_body = [](const spec::Json& s) {
       return fmt::format(
           "  using DTypeQ = {};\n  using DTypeKV = {};\n  static constexpr int kThreads = 128;\n"
@@ -75,13 +65,12 @@ const spec::OpFamily* DecodeFamily() {
           "  static constexpr bool kSoftCap = {};\n  static constexpr bool kAlibi = {};\n"
           "  static constexpr bool kRope = {};\n  static constexpr bool kStamps = {};\n"
           "  static constexpr bool kFastIndex = {};\n  static constexpr bool kSteal = {};\n"
-          "  static constexpr bool kQSmem = {};\n"
-          "  static constexpr int kPersistentMinCtas = {};\n",
+          "  static constexpr bool kQSmem = {};\n",
           spec::CxxType(s["dtype_q"].get<std::string>()),
           spec::CxxType(s["dtype_kv"].get<std::string>()), s["head_dim"].get<int>(),
           s["stages"].get<int>(), s["soft_cap"].get<bool>(), s["alibi"].get<bool>(),
           s["rope"].get<bool>(), s["stamps"].get<bool>(), s["fast_index"].get<bool>(),
-          s["steal"].get<bool>(), s["q_smem"].get<bool>(), PersistentMinCtas(s));
+          s["steal"].get<bool>(), s["q_smem"].get<bool>());
     };
     return f;
   }();
@@ -149,10 +138,8 @@ int DecodeCtasPerSm(int head_dim, int kv_bytes) {
 }
 
 int DecodePersistentCtasPerSm(int head_dim, int kv_bytes) {
-  // Its registers: 16-bit KV 159 at D 64 (3 CTAs), 235 at D 128 (2), 255 at D 256 (1); fp8 at D
-  // 128 bounded to 168 (3, as the one-unit kernel; PersistentMinCtas). fp8 at other head dims is
-  // never persistent.
-  const int by_regs = kv_bytes == 1 ? 3 : head_dim == 64 ? 3 : head_dim == 128 ? 2 : 1;
+  // Its registers: 159 at D 64 (3 CTAs), 235 at D 128 (2), 255 at D 256 (1).
+  const int by_regs = head_dim == 64 ? 3 : head_dim == 128 ? 2 : 1;
   return std::min(by_regs, DecodeCtasPerSm(head_dim, kv_bytes));
 }
 

@@ -272,32 +272,11 @@ DecodePersistentPlan AssignDecodeUnits(const std::vector<attention::DecodeWorkIt
       heap.push({plan.load[c], c});
     }
   }
-  // Each CTA's list after its first unit laid out contiguously, in CTA order, and its length in
-  // the first unit's count (the kernel reads units[next + k] without following links).
-  std::vector<attention::DecodeUnit> laid(plan.units.begin(), plan.units.begin() + plan.ctas);
-  for (int32_t c = 0; c < plan.ctas; ++c) {
-    int32_t count = 1;
-    for (int32_t at = plan.units[c].next; at >= 0; at = plan.units[at].next, ++count) {
-      attention::DecodeUnit u = plan.units[at];
-      u.next = u.next >= 0 ? static_cast<int32_t>(laid.size()) + 1 : -1;
-      laid.push_back(u);
-    }
-    laid[c].next = count > 1 ? static_cast<int32_t>(laid.size()) - (count - 1) : -1;
-    laid[c].count = count;
-  }
-  plan.units = std::move(laid);
   return plan;
 }
 
 bool DefaultPersistent(int64_t units, int64_t longest_unit_tiles, int slots) {
   return units > slots && units <= 2 * int64_t(slots) && longest_unit_tiles <= 32;
-}
-
-bool DefaultPersistentFp8(int64_t units, int64_t longest_unit_tiles, int slots) {
-  (void)units;
-  (void)longest_unit_tiles;
-  (void)slots;
-  return false;
 }
 
 SingleDecodeSplit ChooseSingleDecodeSplit(int64_t kv_len, const DecodeScheduleLimits& limits) {

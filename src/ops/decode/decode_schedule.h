@@ -142,9 +142,6 @@ DecodePersistentPlan AssignDecodeUnits(const std::vector<attention::DecodeWorkIt
 // fixed, while the static lists' imbalance (no dynamic balancing between SMs) grows with the
 // work per CTA.
 bool DefaultPersistent(int64_t units, int64_t longest_unit_tiles, int slots);
-// The same for fp8 KV at head dim 128 (`slots`: 3 persistent CTAs an SM). Not yet measured on
-// the H200: only FLASHJIT_DECODE_PERSISTENT=1 takes it.
-bool DefaultPersistentFp8(int64_t units, int64_t longest_unit_tiles, int slots);
 
 // Pair stealing (DecodeSteal, kernel variants with kSteal): marks each two neighbouring chunks
 // (partial slots first + 2j, first + 2j + 1) of the split requests of `schedule` (merged by their
