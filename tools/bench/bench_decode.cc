@@ -394,11 +394,7 @@ void PrintPlan(const Engine& engine, const Config& c, const Shape& s, bool graph
       ops::DecodeStages(c.d, kv_bytes), sch.chunk, sch.work.size(), form.units,
       double(form.units) / lim.slots, sch.cluster, sch.merge.size(), form.merge_kernel ? 1 : 0,
       form.persistent ? 1 : 0, form.fast_index ? 1 : 0, form.longest_tiles,
-      ops::DecodePdl(engine, 0, form.longest,
-                     ops::DecodePdlCrowds(bc, lim, form.units, form.longest_tiles,
-                                          form.merge_kernel))
-          ? 1
-          : 0);
+      ops::DecodePlanPdl(engine, bc, lim, form) ? 1 : 0);
 }
 
 }  // namespace

@@ -409,9 +409,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   s.n_merge = header[1];
   s.cluster = sched.cluster;
   s.persistent_ctas = units.ctas;
-  s.pdl = ops::DecodePdl(
-      *s.engine, c.device, form.longest,
-      ops::DecodePdlCrowds(c, s.limits, form.units, form.longest_tiles, form.merge_kernel));
+  s.pdl = ops::DecodePlanPdl(*s.engine, c, s.limits, form);
   s.merge_kernel = form.merge_kernel;
   s.nnz = nnz;
   s.max_page_id = max_page;

@@ -287,6 +287,12 @@ bool DecodePdlCrowds(const BatchDecodeConfig& c, const DecodeScheduleLimits& lim
   return ctas > limits.sms / 2 && ctas <= limits.slots - limits.sms && tiles >= 4;
 }
 
+bool DecodePlanPdl(const Engine& engine, const BatchDecodeConfig& c,
+                   const DecodeScheduleLimits& limits, const DecodePlanForm& form) {
+  return DecodePdl(engine, c.device, form.longest,
+                   DecodePdlCrowds(c, limits, form.units, form.longest_tiles, form.merge_kernel));
+}
+
 void SetDecodePdlForTesting(int mode) { g_pdl_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
 
 Status LaunchDecode(const runtime::Kernel& kernel, const DecodeSpec& spec,

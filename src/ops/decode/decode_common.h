@@ -131,6 +131,12 @@ DecodePlanForm ChooseDecodePlanForm(const BatchDecodeConfig& c, DecodePersistent
                                     const DecodeSchedule& sched,
                                     const DecodeScheduleLimits& limits);
 
+// Programmatic dependent launch for the attention launch of a plan of form `form` (what
+// BatchDecode::Plan decides and bench_decode --plan prints): DecodePdl by the plan's longest
+// item, left off where DecodePdlCrowds says its waiting successors would crowd it.
+bool DecodePlanPdl(const Engine& engine, const BatchDecodeConfig& c,
+                   const DecodeScheduleLimits& limits, const DecodePlanForm& form);
+
 // The most CTAs a persistent plan uses (0: the resident capacity, SMs x CTAs per SM).
 int DecodePersistentMaxCtas();
 // Tests: wrappers created and plans made afterwards use `mode` and at most `max_ctas` persistent
