@@ -39,8 +39,43 @@ FLASHJIT_DEVICE void StoreOutput4(const DecodeParams& p, int request, int qh, in
   if (c4 == 0 && p.lse) p.lse[request * p.lse_stride_b + qh] = lse2;
 }
 
+// Layouts of the epilogue's (4 warps x 16 rows, D) floats. Each keeps a warp's writes of its
+// accumulators and the float4 reads of a row (8 lanes: 8 consecutive 16-byte chunks of a row)
+// free of bank conflicts.
+// - kPadded: rows padded to D + 8 floats (16-bit KV: float2 writes of 8 rows).
+// - kSwizzled: rows of D floats whose 32-byte segments (8 floats) are XOR-swizzled by row % 8:
+//   the persistent CTA's epilogue, which must fit one pipeline stage.
+// - kFp8: rows of D floats whose 16-byte chunks are XOR-swizzled within blocks of 8 chunks by
+//   the block and the row's parity: the fp8 kernel's accumulators hold D / 8 consecutive columns
+//   of a row (DecodeWarp::Fp8OutColumn), written as float4; lanes 8q .. 8q + 7 of such a write are
+//   rows 2q, 2q + 1 at the column groups of t = 0..3, which the swizzle spreads over the 8
+//   chunks of a bank row (session 20: the padded layout's scalar writes were 8-way conflicts).
+enum class EpilogueLayout { kPadded, kSwizzled, kFp8 };
+
+template <int kD, EpilogueLayout kLayout>
+FLASHJIT_DEVICE int EpilogueIndex(int row, int col) {
+  if constexpr (kLayout == EpilogueLayout::kSwizzled) {
+    return row * kD + (((col >> 3) ^ (row & 7)) << 3) + (col & 7);
+  } else if constexpr (kLayout == EpilogueLayout::kFp8) {
+    static_assert(kD == 64 || kD == 128 || kD == 256, "head_dim of the fp8 epilogue");
+    const int chunk = col >> 2, block = chunk >> 3;
+    const int s = kD == 64    ? (block & 1) | ((row & 1) << 1)
+                  : kD == 128 ? (block & 3) | ((row & 1) << 2)
+                              : ((block >> 1) & 3) | ((row & 1) << 2);
+    return row * kD + ((chunk ^ s) << 2) + (col & 3);
+  } else {
+    return row * (kD + 8) + col;
+  }
+}
+
+// The layout of a decode kernel's epilogue (kPersistent: the persistent CTA's).
+template <class V, bool kPersistent>
+constexpr EpilogueLayout kEpilogueLayout = kPersistent               ? EpilogueLayout::kSwizzled
+                                           : DecodeWarp<V>::kFp8Regs ? EpilogueLayout::kFp8
+                                                                     : EpilogueLayout::kPadded;
+
 // Cluster plans (items marked kDecodePartialCluster): the p.cluster CTAs of this cluster hold
-// the normalised partial outputs (rows x D floats at `o`, row stride kStride) and base-2 LSEs
+// the normalised partial outputs (rows x D floats at `o`, in the epilogue's layout) and base-2 LSEs
 // (`row_lse`) of the chunks of one (request, head tile) in their shared memory; each CTA merges a
 // share of the (row, 4 columns) elements from all of them and writes out and lse (sinks join here).
 // No global round trip: two cluster barriers and the distributed shared-memory loads.
@@ -51,7 +86,8 @@ FLASHJIT_DEVICE void ClusterMerge(const DecodeParams& p, const DecodeWorkItem& w
   // Up to 16 CTAs (a non-portable cluster size on sm_90, see DecodeMaxCluster), read in batches
   // of 8 (all loads of a batch in flight together) with the running (max, sum, acc) rescaled
   // between batches; a plan of at most 8 chunks takes one batch, the arithmetic of session 5.
-  constexpr int kD = V::kHeadDim, kStride = kD + 8, kBatch = 8;
+  constexpr int kD = V::kHeadDim, kBatch = 8;
+  constexpr EpilogueLayout kLayout = kEpilogueLayout<V, false>;
   const int n = p.cluster;
   ClusterSync();  // every CTA's partial is in its shared memory
   const int rank = static_cast<int>(ClusterCtaRank());
@@ -68,7 +104,8 @@ FLASHJIT_DEVICE void ClusterMerge(const DecodeParams& p, const DecodeWorkItem& w
       for (int i = 0; i < kBatch; ++i) {
         if (base + i < n) {
           lse_i[i] = __uint_as_float(LdSharedClusterU32(MapaSharedCluster(row_lse + r, base + i)));
-          x[i] = LdSharedClusterF32x4(MapaSharedCluster(o + r * kStride + c4, base + i));
+          x[i] = LdSharedClusterF32x4(
+              MapaSharedCluster(o + EpilogueIndex<kD, kLayout>(r, c4), base + i));
           mb = fmaxf(mb, lse_i[i]);
         }
       }
@@ -137,43 +174,42 @@ FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w,
   }
 }
 
-// Offset of (row, col) in the epilogue's (4 warps x 16 rows, D) floats: rows padded to D + 8
-// (kSwizzled false), or rows of D floats whose 32-byte segments (8 floats) are XOR-swizzled by
-// row % 8 (kSwizzled: the persistent CTA's epilogue, which must fit one pipeline stage). Accesses
-// of 2 or 4 floats stay inside one segment; either form keeps a warp's float2 writes of 8 rows
-// and its float4 reads of a row free of bank conflicts.
-template <int kD, bool kSwizzled>
-FLASHJIT_DEVICE int EpilogueIndex(int row, int col) {
-  if constexpr (kSwizzled) return row * kD + (((col >> 3) ^ (row & 7)) << 3) + (col & 7);
-  return row * (kD + 8) + col;
-}
-
 // REQUIRES: every warp has finished with the pipeline's shared memory (a barrier before).
 // o_smem holds (4 warps, 16, D + 8) floats (kSwizzled: (4, 16, D), see EpilogueIndex); stats
 // holds (4 * 16 * 2 + 4 * 16 + 16) floats. merge_item: p.merge_items[w.merge] when the item is
 // split and merged in place. head_tile: the (kv head, query tile) of this CTA's work.
-template <class V, bool kSwizzled = false>
+template <class V, bool kPersistent = false>
 FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem& w,
                                     const DecodeMergeItem& merge_item, const DecodeWarp<V>& st,
                                     int head_tile, int qh0, int rows, float* o_smem, float* stats) {
   using T = typename V::DTypeQ;
-  constexpr int kD = V::kHeadDim, kStride = kD + 8, kWarps = kDecodeThreads / 32;
+  constexpr int kD = V::kHeadDim, kWarps = kDecodeThreads / 32;
+  constexpr EpilogueLayout kLayout = kEpilogueLayout<V, kPersistent>;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  auto at = [](int row, int col) { return EpilogueIndex<kD, kSwizzled>(row, col); };
+  auto at = [](int row, int col) { return EpilogueIndex<kD, kLayout>(row, col); };
 
   // Each warp's unnormalised O and its (m, l) per row.         (4, 16, D)
+  // Rows 8..15 (the accumulators' c = 2, 3) only where the CTA has more than 8 query rows.
   const int row0 = warp * kDecodeQTile;
+  if constexpr (DecodeWarp<V>::kFp8Regs) {  // permuted columns (see decode_warp.cuh)
 #pragma unroll
-  for (int j = 0; j < kD / 8; ++j) {
-    if constexpr (DecodeWarp<V>::kFp8Regs) {  // permuted columns (see decode_warp.cuh)
+    for (int c = 0; c < 4; ++c) {
+      if (c >= 2 && rows <= 8) continue;
+      const int row = row0 + g + (c / 2) * 8, col = DecodeWarp<V>::Fp8OutColumn(0, c);
 #pragma unroll
-      for (int c = 0; c < 4; ++c)
-        o_smem[at(row0 + g + (c / 2) * 8, DecodeWarp<V>::Fp8OutColumn(j, c))] = st.o[j][c];
-    } else {
-      const int col = j * 8 + 2 * t;
-      *reinterpret_cast<float2*>(o_smem + at(row0 + g, col)) = make_float2(st.o[j][0], st.o[j][1]);
-      *reinterpret_cast<float2*>(o_smem + at(row0 + g + 8, col)) =
-          make_float2(st.o[j][2], st.o[j][3]);
+      for (int j = 0; j < kD / 8; j += 4)
+        *reinterpret_cast<float4*>(o_smem + at(row, col + j)) =
+            make_float4(st.o[j][c], st.o[j + 1][c], st.o[j + 2][c], st.o[j + 3][c]);
+    }
+  } else {
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      if (h == 1 && rows <= 8) continue;
+      const int row = row0 + g + h * 8;
+#pragma unroll
+      for (int j = 0; j < kD / 8; ++j)
+        *reinterpret_cast<float2*>(o_smem + at(row, j * 8 + 2 * t)) =
+            make_float2(st.o[j][2 * h], st.o[j][2 * h + 1]);
     }
   }
   float* ml = stats;                                  // (4, 16, 2)
@@ -187,7 +223,7 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
   }
   __syncthreads();
   // Chunks of a cluster plan merge through their cluster (persistent plans never cluster).
-  const bool cluster_merge = !kSwizzled && p.cluster > 1 && w.partial == kDecodePartialCluster;
+  const bool cluster_merge = !kPersistent && p.cluster > 1 && w.partial == kDecodePartialCluster;
 
   // Per row: the weight of each warp's state, and the row's LSE.
   if (threadIdx.x < kDecodeQTile) {
@@ -223,7 +259,7 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
     if (cluster_merge) {
       // This chunk's normalised partial, in place of warp 0's O (this thread alone reads
       // (r, c4) of every warp), for ClusterMerge.
-      *reinterpret_cast<float4*>(o_smem + r * kStride + c4) =
+      *reinterpret_cast<float4*>(o_smem + at(r, c4)) =
           make_float4(acc.x * p.v_scale, acc.y * p.v_scale, acc.z * p.v_scale, acc.w * p.v_scale);
     } else if (w.partial < 0) {
       float scale = p.v_scale;

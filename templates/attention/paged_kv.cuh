@@ -19,9 +19,12 @@ FLASHJIT_DEVICE int SwizzledChunk(int row, int chunk) {
 }
 
 // Loads tiles of K and V for one (work item, kv head). Each thread copies a fixed chunk column
-// of kRows rows; the page ids of the next tile are read one tile ahead so that the page table
-// lookup is off the critical path, and the rows' positions in their pages are found then too
-// (one division a row and tile, not two: the issue side was a fifth of an fp8 step).
+// of kRows rows (row0 + i * kRowsPerPass); the page ids of the next tile are read one tile ahead
+// so that the page table lookup is off the critical path. A tile costs one division: from a
+// thread's first row to its next, the place in the cache moves by a fixed number of pages and
+// tokens within a page (kRowsPerPass = step_pages x page size + step_in), so the other rows step
+// from the first instead of dividing (session 20: the issue side was 174 of an fp8 step's 464
+// instructions a warp).
 template <class TKV, int kHeadDim, int kTile, int kThreads>
 struct PagedTileLoader {
   static constexpr int kChunks = kHeadDim * static_cast<int>(sizeof(TKV)) / 16;  // per row
@@ -30,6 +33,9 @@ struct PagedTileLoader {
   static constexpr int kRows = kTile / kRowsPerPass;  // rows per thread
   static_assert(kThreads % kChunks == 0 && kTile % kRowsPerPass == 0, "tile does not divide");
   static constexpr int kTileBytes = kTile * kHeadDim * static_cast<int>(sizeof(TKV));
+  // Whether a thread's rows share one swizzle (row % 8 the same for all of them): their shared
+  // memory offsets are then the first row's plus a constant (all but 16-bit D 256).
+  static constexpr bool kSwizzleInvariant = kRowsPerPass % (kChunks < 8 ? kChunks : 8) == 0;
 
   const char* k_base;  // k + kv_head * head_stride + chunk column, in bytes
   const char* v_base;
@@ -37,19 +43,17 @@ struct PagedTileLoader {
   // Below 2^32 (CheckKVStrides): an offset is two 32 x 32 -> 64-bit multiplies.
   uint32_t page_stride_bytes, token_stride_bytes;
   FastDivisor page_size;
+  // From one of a thread's rows to the next: step_pages pages and step_in tokens, wrapping into
+  // the next page at `wrap` tokens (the page size). Contiguous: step_in = kRowsPerPass, no wrap.
+  uint32_t step_pages, step_in, wrap;
   int kv_end;
   int chunk, row0;
-  // Whether LoadPages keeps each row's token index in its page for IssueTile (kRows more
-  // registers) or IssueTile divides again: kept for up to 4 rows a thread (fp8 at D <= 128,
-  // 16-bit at D 64). More rows would cost registers where they are scarce: fp8 at D 256 (255
-  // registers) spilled 72 bytes with them against 52 without and read Gemma-2's shapes 3-8 %
-  // slower (session 17, call 4).
-  static constexpr bool kKeepInPage = kRows <= 4;
-  // This thread's rows of one tile: page id and token index in the page (contiguous: the key);
-  // both 0 for a row past the item's end (its copy reads nothing and zero-fills).
+  uint32_t dst0;  // byte offset of this thread's first row's chunk in a tile
+  // This thread's rows of one tile: page ids (0 for a row past the item's end: its copy reads
+  // nothing and zero-fills) and the first row's token index in its page (contiguous: its key).
   struct TileRows {
     uint32_t page[kRows];
-    uint32_t in_page[kKeepInPage ? kRows : 1];
+    uint32_t in0;
   };
   TileRows next;  // of the tile fetched next
 
@@ -62,30 +66,53 @@ struct PagedTileLoader {
   FLASHJIT_DEVICE void InitHead(const DecodeParams& p, int kv_head) {
     chunk = threadIdx.x % kChunks;
     row0 = threadIdx.x / kChunks;
+    dst0 = static_cast<uint32_t>(SwizzledChunk<kChunks>(row0, chunk) * 16);
     const int64_t head_bytes = kv_head * p.kv_head_stride * static_cast<int64_t>(sizeof(TKV));
     k_base = static_cast<const char*>(p.k) + head_bytes + chunk * 16;
     v_base = static_cast<const char*>(p.v) + head_bytes + chunk * 16;
     page_stride_bytes = static_cast<uint32_t>(p.kv_page_stride * sizeof(TKV));
     token_stride_bytes = static_cast<uint32_t>(p.kv_token_stride * sizeof(TKV));
     page_size = p.page_size;
+    if (p.kv_indices) {
+      step_pages = FastDiv(kRowsPerPass, page_size);
+      step_in = kRowsPerPass - step_pages * page_size.divisor;
+      wrap = page_size.divisor;
+    } else {
+      step_pages = 0;
+      step_in = kRowsPerPass;
+      wrap = 0xffffffffu;
+    }
   }
   FLASHJIT_DEVICE void InitItem(const DecodeParams& p, const DecodeWorkItem& w) {
     page_ids = p.kv_indices ? p.kv_indices + w.page_begin : nullptr;
     kv_end = w.kv_end;
   }
 
-  // Reads the page ids of this thread's rows of the tile that starts at key `tile_start`, and
-  // finds the rows' places in their pages.
+  // From one of this thread's rows to its next: `page` and `in` (token index in the page).
+  FLASHJIT_DEVICE void Step(uint32_t& page, uint32_t& in) const {
+    page += step_pages;
+    in += step_in;
+    if (in >= wrap) {
+      in -= wrap;
+      ++page;
+    }
+  }
+
+  // Reads the page ids of this thread's rows of the tile that starts at key `tile_start`.
   FLASHJIT_DEVICE void LoadPages(int tile_start, TileRows& rows) const {
+    const uint32_t tok0 = static_cast<uint32_t>(tile_start + row0);
+    uint32_t page = 0, in = tok0;
+    if (page_ids) {
+      page = FastDiv(tok0, page_size);
+      in = tok0 - page * page_size.divisor;
+    }
+    rows.in0 = in;
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
-      const int tok = tile_start + row0 + i * kRowsPerPass;
       rows.page[i] = 0;
-      if constexpr (kKeepInPage) rows.in_page[i] = 0;
-      if (tok >= kv_end || !page_ids) continue;
-      const uint32_t page = FastDiv(tok, page_size);
-      if constexpr (kKeepInPage) rows.in_page[i] = tok - page * page_size.divisor;
-      rows.page[i] = static_cast<uint32_t>(__ldg(page_ids + page));
+      if (page_ids && static_cast<int>(tok0) + i * kRowsPerPass < kv_end)
+        rows.page[i] = static_cast<uint32_t>(__ldg(page_ids + page));
+      if (i + 1 < kRows) Step(page, in);
     }
   }
 
@@ -101,23 +128,19 @@ struct PagedTileLoader {
   // As above, with the tile's rows given (from LoadPages).
   FLASHJIT_DEVICE void IssueTile(int tile_start, const TileRows& rows, char* k_tile,
                                  char* v_tile) const {
+    uint32_t page = 0, in = rows.in0;  // page: unused (the ids are in rows)
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
       const int row = row0 + i * kRowsPerPass;
-      const int tok = tile_start + row;
-      const bool valid = tok < kv_end;
-      uint32_t in_page = valid ? tok : 0;  // contiguous: the key itself
-      if (page_ids) {
-        if constexpr (kKeepInPage)
-          in_page = rows.in_page[i];
-        else if (valid)
-          in_page = tok - FastDiv(tok, page_size) * page_size.divisor;
-      }
+      const bool valid = tile_start + row < kv_end;
       const uint64_t off = static_cast<uint64_t>(rows.page[i]) * page_stride_bytes +
-                           static_cast<uint64_t>(in_page) * token_stride_bytes;
-      const int dst = SwizzledChunk<kChunks>(row, chunk) * 16;
+                           static_cast<uint64_t>(valid ? in : 0u) * token_stride_bytes;
+      const uint32_t dst = kSwizzleInvariant
+                               ? dst0 + static_cast<uint32_t>(i * kRowsPerPass * kChunks * 16)
+                               : static_cast<uint32_t>(SwizzledChunk<kChunks>(row, chunk) * 16);
       CpAsync16(k_tile + dst, k_base + off, valid);
       CpAsync16(v_tile + dst, v_base + off, valid);
+      if (i + 1 < kRows) Step(page, in);
     }
   }
 };

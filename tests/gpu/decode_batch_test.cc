@@ -44,6 +44,36 @@ TEST_CASE("batch decode: mixed lengths, page sizes, GQA ratios, layouts", "[gpu]
   RunBatch(empty, rng);
 }
 
+// The loader divides once a tile and steps from a thread's first row to its others (a fixed
+// number of pages and tokens, wrapping into the next page): page sizes that neither divide nor
+// are multiples of the rows a pass copies (8 at 16-bit D 128, 16 at fp8 D 128 and 16-bit D 64,
+// 32 at fp8 D 64, 4 at 16-bit D 256), with lengths at their page boundaries, every cache dtype
+// and both layouts.
+TEST_CASE("batch decode: page sizes that do not divide a tile", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  const std::vector<std::pair<int, DType>> dims = {{128, DType::kBF16}, {128, DType::kF8E4M3},
+                                                   {64, DType::kBF16},  {64, DType::kF8E5M2},
+                                                   {256, DType::kF16},  {128, DType::kF8E5M2}};
+  const std::vector<int> page_sizes = {3, 5, 12, 24, 48, 80};
+  for (size_t k = 0; k < page_sizes.size(); ++k)
+    for (size_t j = 0; j < dims.size(); ++j) {
+      if ((j + k) % 2) continue;  // half the pairs, the other half at the next page size
+      const int ps = page_sizes[k];
+      const auto& [d, kv] = dims[j];
+      BatchCase c;
+      c.page_size = ps;
+      c.head_dim = d;
+      c.kv_dtype = kv;
+      c.q_dtype = kv == DType::kF16 ? DType::kF16 : DType::kBF16;
+      c.num_qo_heads = 8;
+      c.num_kv_heads = 2;
+      c.layout = ps % 2 ? KVLayout::kHND : KVLayout::kNHD;
+      c.combined = ps != 24;
+      c.lens = MixedLengths(12, 3000, ps, rng);
+      RunBatch(c, rng);
+    }
+}
+
 // fp8 caches are converted in registers (bytes permuted into f16 tensor-core fragments; a bf16
 // q enters f16 scaled per row by a power of two) unless RoPE runs in the kernel; every head dim
 // and dtype pair, codes that are mostly subnormal (with q scaled up so that the keys still shape
