@@ -4,7 +4,7 @@
 #    memcheck on the page-size case and two small cases (fp8 among them), racecheck on two.
 # 2. A/B, old (HEAD 9141dda, build-old) against new (this tree, build-new), two rounds
 #    interleaved: the bf16 benchmark grid, fp8 e4m3 over six configurations, bf16 over seven.
-# Argument: the commit.
+# Arguments: the commit, the phase (check: 1; bench: 2).
 echo "$1" > "$OUT/commit.txt"
 tar xzf build-pack/s20.tar.gz
 export FLASHJIT_DISABLE_JIT=1 FLASHJIT_EXPECT_NO_COMPILE=1
@@ -12,6 +12,7 @@ start=$SECONDS
 L=/tmp/s20; rm -rf $L; mkdir -p $L
 N=$PWD/build-new; O=$PWD/build-old
 export LD_LIBRARY_PATH=$N FLASHJIT_CACHE_DIR=$N/gpu-cache
+if [ "$2" = check ]; then
 $N/flashjit_gpu_tests --list-test-names-only "[decode]" | grep -v "^$" | grep -v "test cases" | sed 's/,/\\,/g' > $L/cases.txt
 export N L
 cat $L/cases.txt | xargs -d '\n' -P 8 -I{} bash -c 'timeout 300 $N/flashjit_gpu_tests "{}" > "$L/case_$(echo "{}" | md5sum | cut -c1-8).log" 2>&1; echo "exit $? {}" >> $L/cases_exit.txt'
@@ -29,6 +30,8 @@ san racecheck "batch decode: CTA index forms small"
 san racecheck "batch decode: one cluster of 16 CTAs small"
 echo "checks: $((SECONDS - start)) s"
 tar czf $OUT/logs.tgz -C $L .
+exit 0
+fi
 F8="--kv e4m3 --configs base,tp8,qwen7b,d64,gemma2,page1 --lengths 512,1024,4096,16384"
 B16="--configs base,tp8,qwen7b,d64,gemma2,page1,mha --lengths 1024,4096,16384"
 for round in 1 2; do
