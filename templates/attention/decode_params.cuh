@@ -104,6 +104,11 @@ struct DecodeParams {
   //   page * page_stride + token * token_stride + head * head_stride + d.
   int64_t kv_page_stride, kv_token_stride, kv_head_stride;
   FastDivisor page_size;
+  // PagedTileLoader's steps between a thread's rows, which lie 4 << i keys apart (i = 0..3 for
+  // 4..32 rows a pass): page_row_pages[i] pages and page_row_tokens[i] tokens within a page,
+  // 4 << i = pages x page_size + tokens. Host-computed (SetDecodePageSize), so that the kernel
+  // reads them from its parameters instead of holding them in registers.
+  uint32_t page_row_pages[4], page_row_tokens[4];
   int32_t num_qo_heads, num_kv_heads, group_size, q_tiles;
   int32_t single_kv_len;  // uniform split: the cache length
   int32_t single_chunk;   // uniform split: keys per item
@@ -133,7 +138,17 @@ struct DecodeParams {
   // Start at 0 and are left at 0 (the merging CTA clears its request's words). See DecodeSteal.
   unsigned long long* claims;
 };
-FLASHJIT_CHECK_PARAMS(DecodeParams, 320);
+FLASHJIT_CHECK_PARAMS(DecodeParams, 352);
+
+// Sets page_size and the loader's row steps of a cache of pages of `page_size` tokens; a
+// contiguous cache (single decode, no kv_indices) is one page of 2^31 tokens.
+inline void SetDecodePageSize(DecodeParams& p, uint32_t page_size) {
+  p.page_size = MakeFastDivisor(page_size);
+  for (int i = 0; i < 4; ++i) {
+    p.page_row_pages[i] = (4u << i) / page_size;
+    p.page_row_tokens[i] = (4u << i) % page_size;
+  }
+}
 
 // The words a stamps variant writes per CTA: %globaltimer (ns) at entry, after the prologue's
 // copies were issued, when the first tile had landed, and at the end; then the SM clock's

@@ -22,7 +22,7 @@ FLASHJIT_DEVICE int SwizzledChunk(int row, int chunk) {
 // of kRows rows (row0 + i * kRowsPerPass); the page ids of the next tile are read one tile ahead
 // so that the page table lookup is off the critical path. A tile costs one division: from a
 // thread's first row to its next, the place in the cache moves by a fixed number of pages and
-// tokens within a page (kRowsPerPass = step_pages x page size + step_in), so the other rows step
+// tokens within a page (DecodeParams::page_row_pages / page_row_tokens), so the other rows step
 // from the first instead of dividing (session 20: the issue side was 174 of an fp8 step's 464
 // instructions a warp).
 template <class TKV, int kHeadDim, int kTile, int kThreads>
@@ -36,21 +36,31 @@ struct PagedTileLoader {
   // Whether a thread's rows share one swizzle (row % 8 the same for all of them): their shared
   // memory offsets are then the first row's plus a constant (all but 16-bit D 256).
   static constexpr bool kSwizzleInvariant = kRowsPerPass % (kChunks < 8 ? kChunks : 8) == 0;
+  // Which of DecodeParams::page_row_pages / page_row_tokens steps between a thread's rows.
+  static constexpr int kStep = kRowsPerPass == 4    ? 0
+                               : kRowsPerPass == 8  ? 1
+                               : kRowsPerPass == 16 ? 2
+                                                    : 3;
+  static_assert(kRowsPerPass == 4 << kStep, "rows a pass: 4, 8, 16 or 32");
+  // fp8 at D 256 (255 registers) divides for each row instead and carries nothing from a tile's
+  // page read to its issue but the page ids: the first row's place, one more register live
+  // across the loop, spilled 48-56 bytes there and read Gemma-2's fp8 shapes 5-17 % slower
+  // (session 20, call 3).
+  static constexpr bool kDivideEachRow = sizeof(TKV) == 1 && kHeadDim >= 256;
 
+  // The kernel's parameters: the page size and the row steps are read from there when needed
+  // (no registers held for them; the D 256 kernels have none to spare).
+  const DecodeParams* params;
   const char* k_base;  // k + kv_head * head_stride + chunk column, in bytes
   const char* v_base;
   const int32_t* page_ids;  // kv_indices + page_begin, or null (contiguous)
   // Below 2^32 (CheckKVStrides): an offset is two 32 x 32 -> 64-bit multiplies.
   uint32_t page_stride_bytes, token_stride_bytes;
-  FastDivisor page_size;
-  // From one of a thread's rows to the next: step_pages pages and step_in tokens, wrapping into
-  // the next page at `wrap` tokens (the page size). Contiguous: step_in = kRowsPerPass, no wrap.
-  uint32_t step_pages, step_in, wrap;
   int kv_end;
   int chunk, row0;
-  uint32_t dst0;  // byte offset of this thread's first row's chunk in a tile
   // This thread's rows of one tile: page ids (0 for a row past the item's end: its copy reads
-  // nothing and zero-fills) and the first row's token index in its page (contiguous: its key).
+  // nothing and zero-fills) and the first row's token index in its page (contiguous: its key;
+  // unused where kDivideEachRow).
   struct TileRows {
     uint32_t page[kRows];
     uint32_t in0;
@@ -64,36 +74,39 @@ struct PagedTileLoader {
   // The parts of Init that depend on the kv head and the kernel parameters only, and on the work
   // item (a CTA that knows its head before its item may run InitHead first).
   FLASHJIT_DEVICE void InitHead(const DecodeParams& p, int kv_head) {
+    params = &p;
     chunk = threadIdx.x % kChunks;
     row0 = threadIdx.x / kChunks;
-    dst0 = static_cast<uint32_t>(SwizzledChunk<kChunks>(row0, chunk) * 16);
     const int64_t head_bytes = kv_head * p.kv_head_stride * static_cast<int64_t>(sizeof(TKV));
     k_base = static_cast<const char*>(p.k) + head_bytes + chunk * 16;
     v_base = static_cast<const char*>(p.v) + head_bytes + chunk * 16;
     page_stride_bytes = static_cast<uint32_t>(p.kv_page_stride * sizeof(TKV));
     token_stride_bytes = static_cast<uint32_t>(p.kv_token_stride * sizeof(TKV));
-    page_size = p.page_size;
-    if (p.kv_indices) {
-      step_pages = FastDiv(kRowsPerPass, page_size);
-      step_in = kRowsPerPass - step_pages * page_size.divisor;
-      wrap = page_size.divisor;
-    } else {
-      step_pages = 0;
-      step_in = kRowsPerPass;
-      wrap = 0xffffffffu;
-    }
   }
   FLASHJIT_DEVICE void InitItem(const DecodeParams& p, const DecodeWorkItem& w) {
     page_ids = p.kv_indices ? p.kv_indices + w.page_begin : nullptr;
     kv_end = w.kv_end;
   }
 
-  // From one of this thread's rows to its next: `page` and `in` (token index in the page).
+  // The place of key `tok` in the cache: its page (index into page_ids) and token in the page.
+  // A contiguous cache is one page: the key itself.
+  FLASHJIT_DEVICE void Place(uint32_t tok, uint32_t& page, uint32_t& in) const {
+    page = 0;
+    in = tok;
+    if (page_ids) {
+      page = FastDiv(tok, params->page_size);
+      in = tok - page * params->page_size.divisor;
+    }
+  }
+
+  // From one of this thread's rows to its next: `page` and `in` (token index in the page). A
+  // contiguous cache is one page of 2^31 tokens: `in` is the key and never wraps.
   FLASHJIT_DEVICE void Step(uint32_t& page, uint32_t& in) const {
-    page += step_pages;
-    in += step_in;
-    if (in >= wrap) {
-      in -= wrap;
+    const uint32_t page_size = params->page_size.divisor;
+    page += params->page_row_pages[kStep];
+    in += params->page_row_tokens[kStep];
+    if (in >= page_size) {
+      in -= page_size;
       ++page;
     }
   }
@@ -101,18 +114,20 @@ struct PagedTileLoader {
   // Reads the page ids of this thread's rows of the tile that starts at key `tile_start`.
   FLASHJIT_DEVICE void LoadPages(int tile_start, TileRows& rows) const {
     const uint32_t tok0 = static_cast<uint32_t>(tile_start + row0);
-    uint32_t page = 0, in = tok0;
-    if (page_ids) {
-      page = FastDiv(tok0, page_size);
-      in = tok0 - page * page_size.divisor;
-    }
+    uint32_t page, in;
+    Place(tok0, page, in);
     rows.in0 = in;
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
+      if (i > 0) {
+        if constexpr (kDivideEachRow)
+          Place(tok0 + i * kRowsPerPass, page, in);
+        else
+          Step(page, in);
+      }
       rows.page[i] = 0;
       if (page_ids && static_cast<int>(tok0) + i * kRowsPerPass < kv_end)
         rows.page[i] = static_cast<uint32_t>(__ldg(page_ids + page));
-      if (i + 1 < kRows) Step(page, in);
     }
   }
 
@@ -128,19 +143,22 @@ struct PagedTileLoader {
   // As above, with the tile's rows given (from LoadPages).
   FLASHJIT_DEVICE void IssueTile(int tile_start, const TileRows& rows, char* k_tile,
                                  char* v_tile) const {
-    uint32_t page = 0, in = rows.in0;  // page: unused (the ids are in rows)
+    uint32_t page = 0, in = kDivideEachRow ? 0u : rows.in0;  // page: unused (ids in rows)
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
       const int row = row0 + i * kRowsPerPass;
       const bool valid = tile_start + row < kv_end;
+      if constexpr (kDivideEachRow)
+        Place(static_cast<uint32_t>(tile_start + row), page, in);
+      else if (i > 0)
+        Step(page, in);
       const uint64_t off = static_cast<uint64_t>(rows.page[i]) * page_stride_bytes +
                            static_cast<uint64_t>(valid ? in : 0u) * token_stride_bytes;
-      const uint32_t dst = kSwizzleInvariant
-                               ? dst0 + static_cast<uint32_t>(i * kRowsPerPass * kChunks * 16)
-                               : static_cast<uint32_t>(SwizzledChunk<kChunks>(row, chunk) * 16);
+      const int dst = kSwizzleInvariant ? SwizzledChunk<kChunks>(row0, chunk) * 16 +
+                                              i * kRowsPerPass * kChunks * 16
+                                        : SwizzledChunk<kChunks>(row, chunk) * 16;
       CpAsync16(k_tile + dst, k_base + off, valid);
       CpAsync16(v_tile + dst, v_base + off, valid);
-      if (i + 1 < kRows) Step(page, in);
     }
   }
 };

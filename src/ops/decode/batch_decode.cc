@@ -510,7 +510,7 @@ Status BatchDecode::Run(const TensorView& q, const TensorView& k_cache, const Te
   p.kv_page_stride = k_cache.strides[0];
   p.kv_token_stride = k_cache.strides[nhd ? 1 : 2];
   p.kv_head_stride = k_cache.strides[nhd ? 2 : 1];
-  p.page_size = MakeFastDivisor(static_cast<uint32_t>(c.page_size));
+  attention::SetDecodePageSize(p, static_cast<uint32_t>(c.page_size));
   p.num_qo_heads = c.num_qo_heads;
   p.num_kv_heads = c.num_kv_heads;
   p.group_size = c.num_qo_heads / c.num_kv_heads;

@@ -107,7 +107,7 @@ Status SingleDecode(Engine& engine, const TensorView& q, const TensorView& k, co
   p.o_stride_h = out.strides[0];
   p.kv_token_stride = k.strides[nhd ? 0 : 1];
   p.kv_head_stride = k.strides[nhd ? 1 : 0];
-  p.page_size = MakeFastDivisor(1u << 30);
+  attention::SetDecodePageSize(p, 1u << 31);
   p.num_qo_heads = static_cast<int32_t>(num_qo_heads);
   p.num_kv_heads = static_cast<int32_t>(num_kv_heads);
   p.group_size = group;
