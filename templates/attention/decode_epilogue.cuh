@@ -69,10 +69,14 @@ FLASHJIT_DEVICE int EpilogueIndex(int row, int col) {
 }
 
 // The layout of a decode kernel's epilogue (kPersistent: the persistent CTA's).
+// fp8 at D 256 keeps the padded rows and scalar writes: with the swizzled float4 writes its loop
+// (255 registers, Gemma-2's soft cap) read 5-17 % slower at 64-256 tiles a CTA (session 20,
+// calls 2-3).
 template <class V, bool kPersistent>
-constexpr EpilogueLayout kEpilogueLayout = kPersistent               ? EpilogueLayout::kSwizzled
-                                           : DecodeWarp<V>::kFp8Regs ? EpilogueLayout::kFp8
-                                                                     : EpilogueLayout::kPadded;
+constexpr EpilogueLayout kEpilogueLayout =
+    kPersistent                                          ? EpilogueLayout::kSwizzled
+    : DecodeWarp<V>::kFp8Regs&& DecodeWarp<V>::kD <= 128 ? EpilogueLayout::kFp8
+                                                         : EpilogueLayout::kPadded;
 
 // Cluster plans (items marked kDecodePartialCluster): the p.cluster CTAs of this cluster hold
 // the normalised partial outputs (rows x D floats at `o`, in the epilogue's layout) and base-2 LSEs
@@ -191,7 +195,15 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
   // Each warp's unnormalised O and its (m, l) per row.         (4, 16, D)
   // Rows 8..15 (the accumulators' c = 2, 3) only where the CTA has more than 8 query rows.
   const int row0 = warp * kDecodeQTile;
-  if constexpr (DecodeWarp<V>::kFp8Regs) {  // permuted columns (see decode_warp.cuh)
+  if constexpr (DecodeWarp<V>::kFp8Regs && kLayout == EpilogueLayout::kPadded) {
+#pragma unroll
+    for (int j = 0; j < kD / 8; ++j)
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        if (c >= 2 && rows <= 8) continue;
+        o_smem[at(row0 + g + (c / 2) * 8, DecodeWarp<V>::Fp8OutColumn(j, c))] = st.o[j][c];
+      }
+  } else if constexpr (DecodeWarp<V>::kFp8Regs) {  // permuted columns (see decode_warp.cuh)
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
       if (c >= 2 && rows <= 8) continue;

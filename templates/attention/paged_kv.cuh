@@ -42,16 +42,17 @@ struct PagedTileLoader {
                                : kRowsPerPass == 16 ? 2
                                                     : 3;
   static_assert(kRowsPerPass == 4 << kStep, "rows a pass: 4, 8, 16 or 32");
-  // fp8 at D 256 (255 registers) divides for each row instead and carries nothing from a tile's
-  // page read to its issue but the page ids: the first row's place, one more register live
-  // across the loop, spilled 48-56 bytes there and read Gemma-2's fp8 shapes 5-17 % slower
-  // (session 20, call 3).
+  // fp8 at D 256 (255 registers) divides for each row instead, as before session 20, and
+  // carries nothing from a tile's page read to its issue but the page ids: stepping spilled
+  // 48-56 bytes in its loop, and Gemma-2's fp8 shapes read 5-17 % slower at 64-256 tiles a CTA
+  // with it (session 20, calls 2-3; the cause was not isolated).
   static constexpr bool kDivideEachRow = sizeof(TKV) == 1 && kHeadDim >= 256;
 
   // The kernel's parameters: the page size and the row steps are read from there when needed
   // (no registers held for them; the D 256 kernels have none to spare).
   const DecodeParams* params;
-  const char* k_base;  // k + kv_head * head_stride + chunk column, in bytes
+  FastDivisor page_size;  // a copy of the parameter (Place), as the loader kept before session 20
+  const char* k_base;     // k + kv_head * head_stride + chunk column, in bytes
   const char* v_base;
   const int32_t* page_ids;  // kv_indices + page_begin, or null (contiguous)
   // Below 2^32 (CheckKVStrides): an offset is two 32 x 32 -> 64-bit multiplies.
@@ -75,6 +76,7 @@ struct PagedTileLoader {
   // item (a CTA that knows its head before its item may run InitHead first).
   FLASHJIT_DEVICE void InitHead(const DecodeParams& p, int kv_head) {
     params = &p;
+    page_size = p.page_size;
     chunk = threadIdx.x % kChunks;
     row0 = threadIdx.x / kChunks;
     const int64_t head_bytes = kv_head * p.kv_head_stride * static_cast<int64_t>(sizeof(TKV));
@@ -94,19 +96,19 @@ struct PagedTileLoader {
     page = 0;
     in = tok;
     if (page_ids) {
-      page = FastDiv(tok, params->page_size);
-      in = tok - page * params->page_size.divisor;
+      page = FastDiv(tok, page_size);
+      in = tok - page * page_size.divisor;
     }
   }
 
   // From one of this thread's rows to its next: `page` and `in` (token index in the page). A
   // contiguous cache is one page of 2^31 tokens: `in` is the key and never wraps.
   FLASHJIT_DEVICE void Step(uint32_t& page, uint32_t& in) const {
-    const uint32_t page_size = params->page_size.divisor;
+    const uint32_t wrap = params->page_size.divisor;
     page += params->page_row_pages[kStep];
     in += params->page_row_tokens[kStep];
-    if (in >= page_size) {
-      in -= page_size;
+    if (in >= wrap) {
+      in -= wrap;
       ++page;
     }
   }
@@ -154,9 +156,10 @@ struct PagedTileLoader {
         Step(page, in);
       const uint64_t off = static_cast<uint64_t>(rows.page[i]) * page_stride_bytes +
                            static_cast<uint64_t>(valid ? in : 0u) * token_stride_bytes;
-      const int dst = kSwizzleInvariant ? SwizzledChunk<kChunks>(row0, chunk) * 16 +
-                                              i * kRowsPerPass * kChunks * 16
-                                        : SwizzledChunk<kChunks>(row, chunk) * 16;
+      const int dst =
+          kSwizzleInvariant && !kDivideEachRow
+              ? SwizzledChunk<kChunks>(row0, chunk) * 16 + i * kRowsPerPass * kChunks * 16
+              : SwizzledChunk<kChunks>(row, chunk) * 16;
       CpAsync16(k_tile + dst, k_base + off, valid);
       CpAsync16(v_tile + dst, v_base + off, valid);
     }
