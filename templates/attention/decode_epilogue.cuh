@@ -68,15 +68,14 @@ FLASHJIT_DEVICE int EpilogueIndex(int row, int col) {
   }
 }
 
-// The layout of a decode kernel's epilogue (kPersistent: the persistent CTA's).
-// fp8 at D 256 keeps the padded rows and scalar writes: with the swizzled float4 writes its loop
-// (255 registers, Gemma-2's soft cap) read 5-17 % slower at 64-256 tiles a CTA (session 20,
-// calls 2-3).
+// The layout of a decode kernel's epilogue (kPersistent: the persistent CTA's). fp8 at D 256
+// keeps the padded rows and scalar writes, with its loader's earlier form (PagedTileLoader::
+// kDivideEachRow): with the new forms, Gemma-2's fp8 read 5-17 % slower (session 20, calls 2-3).
 template <class V, bool kPersistent>
 constexpr EpilogueLayout kEpilogueLayout =
-    kPersistent                                          ? EpilogueLayout::kSwizzled
-    : DecodeWarp<V>::kFp8Regs&& DecodeWarp<V>::kD <= 128 ? EpilogueLayout::kFp8
-                                                         : EpilogueLayout::kPadded;
+    kPersistent                                     ? EpilogueLayout::kSwizzled
+    : V::kHeadDim <= 128 && DecodeWarp<V>::kFp8Regs ? EpilogueLayout::kFp8
+                                                    : EpilogueLayout::kPadded;
 
 // Cluster plans (items marked kDecodePartialCluster): the p.cluster CTAs of this cluster hold
 // the normalised partial outputs (rows x D floats at `o`, in the epilogue's layout) and base-2 LSEs
@@ -179,9 +178,9 @@ FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w,
 }
 
 // REQUIRES: every warp has finished with the pipeline's shared memory (a barrier before).
-// o_smem holds (4 warps, 16, D + 8) floats (kSwizzled: (4, 16, D), see EpilogueIndex); stats
-// holds (4 * 16 * 2 + 4 * 16 + 16) floats. merge_item: p.merge_items[w.merge] when the item is
-// split and merged in place. head_tile: the (kv head, query tile) of this CTA's work.
+// o_smem holds (4 warps, 16, D + 8) floats (kSwizzled, kFp8: (4, 16, D); see EpilogueIndex);
+// stats holds (4 * 16 * 2 + 4 * 16 + 16) floats. merge_item: p.merge_items[w.merge] when the
+// item is split and merged in place. head_tile: the (kv head, query tile) of this CTA's work.
 template <class V, bool kPersistent = false>
 FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem& w,
                                     const DecodeMergeItem& merge_item, const DecodeWarp<V>& st,

@@ -42,17 +42,18 @@ struct PagedTileLoader {
                                : kRowsPerPass == 16 ? 2
                                                     : 3;
   static_assert(kRowsPerPass == 4 << kStep, "rows a pass: 4, 8, 16 or 32");
-  // fp8 at D 256 (255 registers) divides for each row instead, as before session 20, and
-  // carries nothing from a tile's page read to its issue but the page ids: stepping spilled
-  // 48-56 bytes in its loop, and Gemma-2's fp8 shapes read 5-17 % slower at 64-256 tiles a CTA
-  // with it (session 20, calls 2-3; the cause was not isolated).
+  // fp8 at D 256 (255 registers, Gemma-2) keeps the loader's earlier form: a division for each
+  // row and per-row shared-memory offsets, nothing carried from a tile's page read to its issue
+  // but the page ids. With the new forms here and in the epilogue (kEpilogueLayout) its plans of
+  // one CTA an SM at 2 stages read 5-17 % slower (session 20, calls 2-3); with the earlier ones,
+  // 2-6 % faster than before the session (call 4). Which form cost it was not isolated.
   static constexpr bool kDivideEachRow = sizeof(TKV) == 1 && kHeadDim >= 256;
 
-  // The kernel's parameters: the page size and the row steps are read from there when needed
-  // (no registers held for them; the D 256 kernels have none to spare).
+  // The kernel's parameters: Step reads the row steps and the page size from there when needed
+  // (no registers held for them). Place divides by a copy of the page size, as before session 20.
   const DecodeParams* params;
-  FastDivisor page_size;  // a copy of the parameter (Place), as the loader kept before session 20
-  const char* k_base;     // k + kv_head * head_stride + chunk column, in bytes
+  FastDivisor page_size;
+  const char* k_base;  // k + kv_head * head_stride + chunk column, in bytes
   const char* v_base;
   const int32_t* page_ids;  // kv_indices + page_begin, or null (contiguous)
   // Below 2^32 (CheckKVStrides): an offset is two 32 x 32 -> 64-bit multiplies.
