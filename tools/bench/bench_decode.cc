@@ -101,6 +101,7 @@ std::string ShapeKey(const Shape& s) {
 // workspace, so that FLASHJIT_DECODE_CHUNK may force plans of more work items than
 // DecodeMaxItems(B) allows, e.g. chunks of 2048 keys at B=16 L=32k).
 // --lengths L,...: the batch shapes' lengths instead of the grid's (e.g. short contexts).
+// --batches B,...: the grids' batch sizes instead of 1, 16, 64, 256.
 // --kv e4m3: the --configs shapes over an fp8 (e4m3) cache instead of the query's type.
 // --graph: the wrapper in CUDA graph mode (max_batch_size = max(B, --max-batch)); each input
 // copy's Run() is captured once into a graph, and the timed call is its cuGraphLaunch (session
@@ -118,6 +119,7 @@ struct Options {
   bool hnd = false;
   bool graph = false;        // --graph
   std::vector<int> lengths;  // --lengths (empty: each grid's own)
+  std::vector<int> batches;  // --batches (empty: 1, 16, 64, 256)
   int max_batch = 0;
   bool kv_e4m3 = false;  // --kv e4m3
   std::string stamps;
@@ -172,6 +174,8 @@ Options ParseOptions(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--graph")) o.graph = true;
     if (!std::strcmp(argv[i], "--lengths") && i + 1 < argc)
       for (const std::string& l : SplitList(argv[++i])) o.lengths.push_back(std::atoi(l.c_str()));
+    if (!std::strcmp(argv[i], "--batches") && i + 1 < argc)
+      for (const std::string& b : SplitList(argv[++i])) o.batches.push_back(std::atoi(b.c_str()));
     if (!std::strcmp(argv[i], "--configs") && i + 1 < argc) {
       for (const std::string& n : SplitList(argv[++i])) {
         bool found = false;
@@ -406,11 +410,13 @@ int main(int argc, char** argv) {
   // when none is given).
   std::vector<Config> configs = opt.configs;
   if (configs.empty()) configs.push_back(opt.custom);
+  const std::vector<int> batches =
+      opt.batches.empty() ? std::vector<int>{1, 16, 64, 256} : opt.batches;
   std::vector<Shape> shapes;
   for (int ci = 0; ci < int(configs.size()); ++ci) {
     const Config& c = configs[ci];
     if (c.name.empty() || c.name == "custom") {  // the default grid
-      for (int b : {1, 16, 64, 256})
+      for (int b : batches)
         for (int len :
              opt.lengths.empty() ? std::vector<int>{1024, 4096, 16384, 32768} : opt.lengths)
           shapes.push_back({b, len, c.q, ci});
@@ -419,7 +425,7 @@ int main(int argc, char** argv) {
           shapes.push_back({b, len, DType::kF8E4M3, ci});
       continue;
     }
-    for (int b : {1, 16, 64, 256})
+    for (int b : batches)
       for (int len : opt.lengths.empty() ? std::vector<int>{1024, 4096, 16384} : opt.lengths) {
         const int64_t keys = c.window >= 0 ? std::min(len, c.window + 1) : len;
         if (int64_t(b) * len * c.hkv * c.d * 4 > kMaxConfigKVBytes && keys == len) continue;
