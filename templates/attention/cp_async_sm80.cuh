@@ -6,21 +6,11 @@
 namespace flashjit::attention {
 
 // Copies 16 bytes from `src` to `dst` (shared), or writes 16 zero bytes when !valid (src is then
-// not read, but must still be a mapped address). kL2Prefetch 128 / 256: the L2 may fetch that
-// many bytes around `src` from memory (the prefetch-size qualifier; a hint only); 0: none.
-template <int kL2Prefetch = 0>
+// not read, but must still be a mapped address).
 FLASHJIT_DEVICE void CpAsync16(void* dst, const void* src, bool valid) {
-  static_assert(kL2Prefetch == 0 || kL2Prefetch == 128 || kL2Prefetch == 256, "prefetch size");
   const int src_bytes = valid ? 16 : 0;
-  if constexpr (kL2Prefetch == 256)
-    asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16, %2;\n" ::"r"(SmemAddress(dst)),
-                 "l"(src), "r"(src_bytes));
-  else if constexpr (kL2Prefetch == 128)
-    asm volatile("cp.async.cg.shared.global.L2::128B [%0], [%1], 16, %2;\n" ::"r"(SmemAddress(dst)),
-                 "l"(src), "r"(src_bytes));
-  else
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddress(dst)),
-                 "l"(src), "r"(src_bytes));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(SmemAddress(dst)), "l"(src),
+               "r"(src_bytes));
 }
 
 FLASHJIT_DEVICE void CpAsyncCommit() { asm volatile("cp.async.commit_group;\n" ::); }

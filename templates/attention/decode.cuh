@@ -210,7 +210,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   static_assert(
       DecodeEpilogueBytes(kD) - kDecodeThreads / 32 * kDecodeQTile * 8 * 4 == 2 * kTile * kD * 2,
       "the swizzled epilogue fills exactly one stage");
-  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads, V::kL2Prefetch>;
+  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
   extern __shared__ __align__(128) char smem[];
   constexpr int kRegionA = DecodePipelineBytes(kD, sizeof(TKV), kStages) > DecodeEpilogueBytes(kD)
                                ? DecodePipelineBytes(kD, sizeof(TKV), kStages)
@@ -371,7 +371,7 @@ __device__ void decode_attention(const DecodeParams& p) {
   // (the rotation needs them); other fp8 variants convert in registers (DecodeWarp::kFp8Regs).
   constexpr bool kConvert = sizeof(TKV) == 1 && V::kRope;
   static_assert(kStages >= 2, "the pipeline needs at least two stages");
-  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads, V::kL2Prefetch>;
+  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
 
   DecodeStampRegs stamp;
   if constexpr (V::kStamps) {

@@ -25,8 +25,7 @@ FLASHJIT_DEVICE int SwizzledChunk(int row, int chunk) {
 // tokens within a page (DecodeParams::page_row_pages / page_row_tokens), so the other rows step
 // from the first instead of dividing (session 20: the issue side was 174 of an fp8 step's 464
 // instructions a warp).
-// kL2Prefetch: the prefetch size of the copies (CpAsync16).
-template <class TKV, int kHeadDim, int kTile, int kThreads, int kL2Prefetch = 0>
+template <class TKV, int kHeadDim, int kTile, int kThreads>
 struct PagedTileLoader {
   static constexpr int kChunks = kHeadDim * static_cast<int>(sizeof(TKV)) / 16;  // per row
   static constexpr int kElemsPerChunk = 16 / static_cast<int>(sizeof(TKV));
@@ -162,8 +161,8 @@ struct PagedTileLoader {
           kSwizzleInvariant && !kDivideEachRow
               ? SwizzledChunk<kChunks>(row0, chunk) * 16 + i * kRowsPerPass * kChunks * 16
               : SwizzledChunk<kChunks>(row, chunk) * 16;
-      CpAsync16<kL2Prefetch>(k_tile + dst, k_base + off, valid);
-      CpAsync16<kL2Prefetch>(v_tile + dst, v_base + off, valid);
+      CpAsync16(k_tile + dst, k_base + off, valid);
+      CpAsync16(v_tile + dst, v_base + off, valid);
     }
   }
 };

@@ -207,7 +207,8 @@ void RunBatch(BatchCase c, std::mt19937& rng) {
   std::vector<float> lse = DownloadF32(dlse, int64_t(b) * hq);
   double tol = OutTolerance(c.q_dtype, DTypeBytes(c.kv_dtype) == 1, c.options.rope);
   if (c.huge_negative) tol = 0.08;
-  CheckDecode(out, ref_out, c.with_lse ? &lse : nullptr, ref_lse, tol, what);
+  CheckDecode(out, ref_out, c.with_lse ? &lse : nullptr, ref_lse, tol, what,
+              LseTolerance(c.q_dtype, c.options.rope));
 }
 
 std::vector<int> MixedLengths(int b, int max_len, int page_size, std::mt19937& rng) {

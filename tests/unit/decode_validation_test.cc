@@ -8,8 +8,6 @@
 #include <cstring>
 #include <map>
 #include <random>
-#include <set>
-#include <string>
 #include <tuple>
 
 #include "src/codegen/render.h"
@@ -593,37 +591,6 @@ TEST_CASE("decode variants read Q from shared memory only at head dim 256 with a
   REQUIRE(vb.ok());
   CHECK(va->canonical_json() != vb->canonical_json());
   CHECK(va->name() != vb->name());
-}
-
-// Session 21: the K/V copies' L2 prefetch size is a variant field (cp.async .L2::128B /
-// .L2::256B); the knob's default is none. Each size renders its constant and keys its own kernel.
-TEST_CASE("decode variants carry the K/V copies' L2 prefetch size", "[decode]") {
-  const char* knob = std::getenv("FLASHJIT_DECODE_L2_PREFETCH");
-  const int env = knob == nullptr ? 0 : std::atoi(knob);
-  const int fallback = env == 128 || env == 256 ? env : 0;
-  CHECK(ops::ChooseDecode(DType::kBF16, DType::kBF16, 128, false, false, false).l2_prefetch ==
-        fallback);
-  std::set<std::string> keys;
-  for (int bytes : {0, 128, 256}) {
-    ops::SetDecodeL2PrefetchForTesting(bytes);
-    const ops::DecodeSpec s =
-        ops::ChooseDecode(DType::kBF16, DType::kF8E4M3, 128, false, false, false);
-    ops::SetDecodeL2PrefetchForTesting(-1);
-    CHECK(s.l2_prefetch == bytes);
-    auto v = s.ToVariant();
-    REQUIRE(v.ok());
-    auto tu = codegen::Render(*v);
-    REQUIRE(tu.ok());
-    CHECK(tu->find("kL2Prefetch = " + std::to_string(bytes) + ";") != std::string::npos);
-    keys.insert(v->canonical_json());
-  }
-  CHECK(keys.size() == 3);
-  // A size the instruction has no qualifier for is refused by the spec, naming the field.
-  ops::DecodeSpec bad = ops::ChooseDecode(DType::kBF16, DType::kBF16, 128, false, false, false);
-  bad.l2_prefetch = 64;
-  auto v = bad.ToVariant();
-  REQUIRE_FALSE(v.ok());
-  CHECK(v.status().ToString().find("l2_prefetch") != std::string::npos);
 }
 
 // Session 14: D 64 (16-bit) runs 3 stages, 4 CTAs an SM; its persistent kernel holds 3; its

@@ -251,22 +251,6 @@ bool DecodeQSmem(int head_dim, DType kv_dtype) {
   return !kNever && head_dim == 256 && DTypeBytes(kv_dtype) == 2;
 }
 
-namespace {
-std::atomic<int> g_l2_prefetch_test{-1};
-}  // namespace
-
-int DecodeL2Prefetch() {
-  const int forced = g_l2_prefetch_test.load(std::memory_order_relaxed);
-  if (forced >= 0) return forced;
-  static const int kBytes =
-      EnvMode("FLASHJIT_DECODE_L2_PREFETCH", {{"0", 0}, {"128", 128}, {"256", 256}}, 0);
-  return kBytes;
-}
-
-void SetDecodeL2PrefetchForTesting(int bytes) {
-  g_l2_prefetch_test.store(bytes == 0 || bytes == 128 || bytes == 256 ? bytes : -1);
-}
-
 int DecodeStealMode() {
   const int forced = g_steal_test.load(std::memory_order_relaxed);
   if (forced >= 0) return forced;

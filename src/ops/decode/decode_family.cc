@@ -33,9 +33,6 @@ const spec::OpFamily* DecodeFamily() {
                         "around their boundary"),
         spec::BoolField("q_smem", false, "qs",
                         "Q's tensor-core fragments read from shared memory at each step"),
-        spec::IntField("l2_prefetch", {0, 128, 256}, 0, "pf",
-                       "bytes the L2 may fetch around each K/V copy (cp.async's prefetch size; "
-                       "0: no hint)"),
         spec::BoolField("stamps", false, "stamp",
                         "diagnostic: per-CTA %globaltimer / clock stamps into params.stamps"),
     };
@@ -68,12 +65,12 @@ const spec::OpFamily* DecodeFamily() {
           "  static constexpr bool kSoftCap = {};\n  static constexpr bool kAlibi = {};\n"
           "  static constexpr bool kRope = {};\n  static constexpr bool kStamps = {};\n"
           "  static constexpr bool kFastIndex = {};\n  static constexpr bool kSteal = {};\n"
-          "  static constexpr bool kQSmem = {};\n  static constexpr int kL2Prefetch = {};\n",
+          "  static constexpr bool kQSmem = {};\n",
           spec::CxxType(s["dtype_q"].get<std::string>()),
           spec::CxxType(s["dtype_kv"].get<std::string>()), s["head_dim"].get<int>(),
           s["stages"].get<int>(), s["soft_cap"].get<bool>(), s["alibi"].get<bool>(),
           s["rope"].get<bool>(), s["stamps"].get<bool>(), s["fast_index"].get<bool>(),
-          s["steal"].get<bool>(), s["q_smem"].get<bool>(), s["l2_prefetch"].get<int>());
+          s["steal"].get<bool>(), s["q_smem"].get<bool>());
     };
     return f;
   }();
@@ -96,7 +93,6 @@ Result<VariantSpec> DecodeSpec::ToVariant() const {
                                      {"fast_index", fast_index != 0},
                                      {"steal", steal != 0},
                                      {"q_smem", q_smem != 0},
-                                     {"l2_prefetch", l2_prefetch},
                                      {"stamps", stamps != 0}});
 }
 
@@ -160,7 +156,6 @@ DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_c
   s.stamps = DecodeStamps();
   s.fast_index = DecodeFastIndexMode() == kFastIndexAlways;  // auto: BatchDecode::Plan
   s.q_smem = DecodeQSmem(head_dim, kv_dtype);
-  s.l2_prefetch = DecodeL2Prefetch();
   return s;
 }
 

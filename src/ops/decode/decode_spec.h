@@ -19,11 +19,10 @@ struct DecodeSpec {
   uint8_t soft_cap = 0;
   uint8_t alibi = 0;
   uint8_t rope = 0;
-  uint8_t stamps = 0;        // diagnostic: per-CTA timestamps into DecodeParams::stamps
-  uint8_t fast_index = 0;    // item and head tile from the launch's divisors (DecodeFastIndex)
-  uint8_t steal = 0;         // pair stealing (DecodeSteal; set by BatchDecode::Plan)
-  uint8_t q_smem = 0;        // Q's fragments read from shared memory per step (DecodeQSmem)
-  uint16_t l2_prefetch = 0;  // prefetch size of the K/V copies: 0, 128 or 256 (DecodeL2Prefetch)
+  uint8_t stamps = 0;      // diagnostic: per-CTA timestamps into DecodeParams::stamps
+  uint8_t fast_index = 0;  // item and head tile from the launch's divisors (DecodeFastIndex)
+  uint8_t steal = 0;       // pair stealing (DecodeSteal; set by BatchDecode::Plan)
+  uint8_t q_smem = 0;      // Q's fragments read from shared memory per step (DecodeQSmem)
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -73,13 +72,6 @@ void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas);
 // FLASHJIT_DECODE_Q_SMEM: 0 = never (registers, as before session 13); unset (or anything else) = D
 // 256 only. fp8 caches read into registers keep Q's permuted fragments.
 bool DecodeQSmem(int head_dim, DType kv_dtype);
-// The prefetch size of the K/V tile copies (cp.async's .L2::128B / .L2::256B qualifier: the L2
-// may fetch that many bytes around each 16-byte copy from memory). Knob
-// FLASHJIT_DECODE_L2_PREFETCH: 128 or 256; unset (or anything else): 0, no hint.
-int DecodeL2Prefetch();
-// Tests: 0 / 128 / 256 force that prefetch size for variants chosen from now on; anything else
-// restores the knob.
-void SetDecodeL2PrefetchForTesting(int bytes);
 
 enum DecodeStealModes { kStealNever = 0, kStealAlways = 1, kStealAuto = 2 };
 constexpr int kDecodeStealAutoTiles = 64;
