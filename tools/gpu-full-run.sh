@@ -18,7 +18,21 @@ if [ "$mode" = stage ]; then
   build=${2:-build}
   stage=${3:-build-stage}
   export FLASHJIT_CACHE_DIR="$PWD/$build/gpu-cache" FLASHJIT_ARCH=sm_90a
-  FLASHJIT_DRY_RUN=1 FLASHJIT_TEST_SEED=1 "$build/tests/flashjit_gpu_tests" | tail -2
+  # The suite's dry run, one process per case, PREWARM_JOBS (default: the cores) at a time: each
+  # case compiles its own variants, and a variant two cases need is compiled once (the cache's
+  # per-key lock). A case that fails its dry run fails the stage.
+  names=$(mktemp)
+  FLASHJIT_DRY_RUN=1 "$build/tests/flashjit_gpu_tests" --list-test-names-only |
+    grep -vE '^(GPU tests: seed|engine: )' | grep . >"$names"
+  prewarm_case() {  # $1: a case's name (a Catch2 test spec needs its commas escaped)
+    FLASHJIT_DRY_RUN=1 FLASHJIT_TEST_SEED=1 "$build/tests/flashjit_gpu_tests" "${1//,/\\,}" \
+      >/dev/null 2>&1 || { echo "dry run failed: $1" >&2; return 255; }
+  }
+  export -f prewarm_case
+  export build
+  tr '\n' '\0' <"$names" | xargs -0 -P "${PREWARM_JOBS:-$(nproc)}" -n 1 bash -c 'prewarm_case "$1"' _
+  echo "gpu suite dry run: $(wc -l <"$names") cases"
+  rm -f "$names"
   for b in "$build"/tools/bench/flashjit_bench_*; do "$b" --dry-run; done
   # Decode's production configurations (`--configs`, the consolidated calls' sweep since
   # session 13; the default run covers only the benchmark configuration).
