@@ -103,7 +103,8 @@ inline double OutTolerance(DType q_dtype, bool fp8_kv, bool rope) {
 // rotated q and k to the query's type, so each logit carries an error of about
 // sm_scale * log2(e) * sqrt(2 D) * u / sqrt(3) (u the type's unit roundoff, q and k of unit
 // variance): 0.0046 for bf16 (u = 2^-8) and 0.0006 for f16 (2^-11) at D 128, which a row of one
-// to a few keys passes on to its LSE undiluted. The bounds are about 4 of those deviations.
+// to a few keys passes on to its LSE undiluted. The bounds are about 4 (bf16) and 7 (f16) of
+// those deviations.
 inline double LseTolerance(DType q_dtype, bool rope) {
   if (!rope) return 2e-3;
   return q_dtype == DType::kBF16 ? 2e-2 : 4e-3;
