@@ -13,6 +13,14 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 mode=${1:-run}
 
+# The GPU suite's case names, one a line ($1: the test binary). Catch2's listing exits with the
+# number of cases it lists, so its status is not a failure.
+suite_cases() {
+  local listed
+  listed=$("$1" --list-test-names-only) || true
+  grep -vE '^(GPU tests: seed|engine: )' <<<"$listed" | grep .
+}
+
 if [ "$mode" = stage ]; then
   set -e
   build=${2:-build}
@@ -21,11 +29,8 @@ if [ "$mode" = stage ]; then
   # The suite's dry run, one process per case, PREWARM_JOBS (default: the cores) at a time: each
   # case compiles its own variants, and a variant two cases need is compiled once (the cache's
   # per-key lock). A case that fails its dry run fails the stage.
-  # (Catch2's listing exits with the number of cases it lists.)
-  names=$(mktemp) listed=$(mktemp)
-  FLASHJIT_DRY_RUN=1 "$build/tests/flashjit_gpu_tests" --list-test-names-only >"$listed" || true
-  grep -vE '^(GPU tests: seed|engine: )' "$listed" | grep . >"$names"
-  rm -f "$listed"
+  names=$(mktemp)
+  FLASHJIT_DRY_RUN=1 suite_cases "$build/tests/flashjit_gpu_tests" >"$names"
   prewarm_case() {  # $1: a case's name (a Catch2 test spec needs its commas escaped)
     FLASHJIT_DRY_RUN=1 FLASHJIT_TEST_SEED=1 "$build/tests/flashjit_gpu_tests" "${1//,/\\,}" \
       >/dev/null 2>&1 || { echo "dry run failed: $1" >&2; return 255; }
@@ -99,8 +104,7 @@ skip() { [[ " ${SKIP:-} " == *" $1 "* ]]; }  # SKIP="bench cascade-ab torch pyth
   else
     cases=$(mktemp -d)
     # (the listing also carries the test binary's own seed and engine lines)
-    "$stage/flashjit_gpu_tests" --list-test-names-only | grep -vE '^(GPU tests: seed|engine: )' |
-      grep . >"$cases/names"
+    suite_cases "$stage/flashjit_gpu_tests" >"$cases/names"
     # Case i is line i of names; the cases known to take 10 s or more start first.
     slow='exact|ragged|16k tokens|mixed lengths|every swept|fp8 KV|dtypes and head dims'
     { grep -nE "$slow" "$cases/names"; grep -nvE "$slow" "$cases/names"; } | cut -d: -f1 >"$cases/order"
