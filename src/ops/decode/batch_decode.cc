@@ -101,9 +101,11 @@ int32_t BatchDecodeMaxItems(const BatchDecodeConfig& c, const DecodeScheduleLimi
   // contexts), but +6 % on fp8 B=64 L=32k, whose plan of 3.88 waves no longer fitted. So one wave
   // where the wrapper's batch fits one wave unsplit, four (as outside graph mode) where it does
   // not.
+  // Tail pieces take up to about four waves of items more.
   const bool one_wave =
       c.cuda_graph && int64_t(c.max_batch_size) * limits.ctas_per_item <= limits.slots;
-  return DecodeMaxItems(c.max_batch_size, limits, one_wave ? 1 : 4);
+  return DecodeMaxItems(c.max_batch_size, limits,
+                        one_wave ? 1 : (limits.tail_fraction > 0 ? 8 : 4));
 }
 
 DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms) {
@@ -177,6 +179,13 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
       limits.lone_tile_cost = 0.75;
       limits.lone_tile_cost_merge_kernel = 0.8;
     }
+  }
+  // Tail pieces (CutDecodeTail), outside graph mode: a captured launch keeps its grid.
+  if (!c.cuda_graph) {
+    const DecodeTailKnob tail = DecodeTail();
+    limits.tail_fraction = tail.fraction;
+    limits.tail_piece = tail.piece;
+    limits.tail_min_tiles = tail.min_tiles;
   }
   return limits;
 }

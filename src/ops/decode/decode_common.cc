@@ -262,6 +262,41 @@ int DecodeStealMode() {
 
 void SetDecodeStealForTesting(int mode) { g_steal_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
 
+namespace {
+std::atomic<int> g_tail_test_percent{-1}, g_tail_test_piece{0}, g_tail_test_min{96};
+
+// "percent" or "percent,piece" (FLASHJIT_DECODE_TAIL); off unless percent is 1..50 and piece
+// 0..65536.
+DecodeTailKnob ParseTailKnob(const char* v) {
+  DecodeTailKnob k;
+  if (v == nullptr) return k;
+  char* end = nullptr;
+  const long percent = std::strtol(v, &end, 10);
+  long piece = 0;
+  if (end && *end == ',') piece = std::strtol(end + 1, &end, 10);
+  if (end == nullptr || *end != '\0' || percent < 1 || percent > 50 || piece < 0 || piece > 65536)
+    return k;
+  k.fraction = static_cast<double>(percent) / 100.0;
+  k.piece = static_cast<int>(piece);
+  return k;
+}
+}  // namespace
+
+DecodeTailKnob DecodeTail() {
+  const int forced = g_tail_test_percent.load(std::memory_order_relaxed);
+  if (forced >= 0)
+    return {static_cast<double>(forced) / 100.0, g_tail_test_piece.load(std::memory_order_relaxed),
+            g_tail_test_min.load(std::memory_order_relaxed)};
+  static const DecodeTailKnob kKnob = ParseTailKnob(std::getenv("FLASHJIT_DECODE_TAIL"));
+  return kKnob;
+}
+
+void SetDecodeTailForTesting(int percent, int piece, int min_tiles) {
+  g_tail_test_piece.store(std::max(0, piece));
+  g_tail_test_min.store(std::max(1, min_tiles));
+  g_tail_test_percent.store(percent < 0 ? -1 : std::min(percent, 50));
+}
+
 void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas) {
   g_stamps_ctas.store(device_buffer ? ctas : 0);
   g_stamps.store(static_cast<unsigned long long*>(device_buffer));

@@ -18,6 +18,18 @@ int64_t ChunksOf(const DecodeRequest& r, int64_t chunk) {
   return std::max<int64_t>(1, (keys + chunk - 1) / chunk);
 }
 
+int64_t TilesOf(const attention::DecodeWorkItem& w) {
+  return std::max<int64_t>(0, (int64_t(w.kv_end) - w.kv_start + kTile - 1) / kTile);
+}
+
+// Longest first: the GPU starts CTAs roughly in launch order. Stable: equal items keep their
+// order (requests, then keys).
+void SortLongestFirst(std::vector<attention::DecodeWorkItem>& work) {
+  std::stable_sort(work.begin(), work.end(), [](const auto& a, const auto& b) {
+    return a.kv_end - a.kv_start > b.kv_end - b.kv_start;
+  });
+}
+
 int64_t ItemsFor(std::span<const DecodeRequest> requests, int64_t chunk) {
   int64_t items = 0;
   for (const DecodeRequest& r : requests) items += ChunksOf(r, chunk);
@@ -190,11 +202,102 @@ DecodeSchedule BuildDecodeSchedule(const std::vector<DecodeRequest>& requests,
     }
     if (n > 1) s.num_partials += n;
   }
-  // Longest first: the GPU starts CTAs roughly in launch order.
-  std::stable_sort(s.work.begin(), s.work.end(), [](const auto& a, const auto& b) {
-    return a.kv_end - a.kv_start > b.kv_end - b.kv_start;
-  });
+  SortLongestFirst(s.work);
+  CutDecodeTail(s, limits);
   return s;
+}
+
+int CutDecodeTail(DecodeSchedule& s, const DecodeScheduleLimits& limits) {
+  if (limits.tail_fraction <= 0 || s.cluster > 1 || s.work.empty()) return 0;
+  const int64_t per_item = std::max(1, limits.ctas_per_item);
+  const int64_t items = static_cast<int64_t>(s.work.size());
+  if (items * per_item > limits.slots) return 0;
+  int64_t total = 0;
+  for (const attention::DecodeWorkItem& w : s.work) total += TilesOf(w);
+  const double share =
+      static_cast<double>(total * per_item) / static_cast<double>(std::max(1, limits.slots));
+  if (share < limits.tail_min_tiles) return 0;
+  const int64_t keep = static_cast<int64_t>((1.0 - limits.tail_fraction) * share);
+  if (keep < 1) return 0;
+  int64_t most_given = 0;
+  for (const attention::DecodeWorkItem& w : s.work)
+    most_given = std::max(most_given, TilesOf(w) - keep);
+  if (most_given <= 0) return 0;
+  const auto pieces_of = [&](int64_t piece) {
+    int64_t n = 0;
+    for (const attention::DecodeWorkItem& w : s.work)
+      n += std::max<int64_t>(0, TilesOf(w) - keep + piece - 1) / piece;
+    return n;
+  };
+  // The smallest piece (at least the wanted one) whose pieces fit the items' capacity.
+  const int64_t room = int64_t(limits.max_items) - items;
+  int64_t lo = limits.tail_piece > 0
+                   ? limits.tail_piece
+                   : std::max<int64_t>(1, static_cast<int64_t>(share / 32.0 + 0.5));
+  if (lo > most_given) lo = most_given;
+  if (pieces_of(most_given) > room) return 0;
+  for (int64_t hi = most_given; lo < hi;) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    if (pieces_of(mid) <= room)
+      hi = mid;
+    else
+      lo = mid + 1;
+  }
+  const int64_t piece = lo;
+
+  // Rebuild each request's items in key order: kept parts first, then its pieces, on consecutive
+  // partial slots under one merge item.
+  std::vector<attention::DecodeWorkItem> by_request = s.work;
+  std::stable_sort(by_request.begin(), by_request.end(), [](const auto& a, const auto& b) {
+    return a.request != b.request ? a.request < b.request : a.kv_start < b.kv_start;
+  });
+  DecodeSchedule out;
+  out.chunk = s.chunk;
+  int made = 0;
+  std::vector<attention::DecodeWorkItem> kept, pieces;
+  for (size_t i = 0; i < by_request.size();) {
+    size_t end = i;
+    while (end < by_request.size() && by_request[end].request == by_request[i].request) ++end;
+    kept.clear();
+    pieces.clear();
+    for (size_t j = i; j < end; ++j) {
+      attention::DecodeWorkItem w = by_request[j];
+      const int64_t give = TilesOf(w) - keep;
+      if (give <= 0) {
+        kept.push_back(w);
+        continue;
+      }
+      const int32_t item_end = w.kv_end;
+      w.kv_end = w.kv_start + static_cast<int32_t>(keep * kTile);
+      kept.push_back(w);
+      const int64_t n = (give + piece - 1) / piece;
+      int32_t at = w.kv_end;
+      for (int64_t k = 0; k < n; ++k) {
+        const int64_t tiles = give / n + (k < give % n ? 1 : 0);
+        attention::DecodeWorkItem p = w;
+        p.kv_start = at;
+        p.kv_end = k + 1 == n ? item_end : at + static_cast<int32_t>(tiles * kTile);
+        at = p.kv_end;
+        pieces.push_back(p);
+      }
+      made += static_cast<int>(n);
+    }
+    kept.insert(kept.end(), pieces.begin(), pieces.end());
+    const int32_t n = static_cast<int32_t>(kept.size());
+    const int32_t merge = n > 1 ? static_cast<int32_t>(out.merge.size()) : -1;
+    if (n > 1) out.merge.push_back({kept[0].request, out.num_partials, n, 0});
+    for (int32_t k = 0; k < n; ++k) {
+      kept[k].partial = n > 1 ? out.num_partials + k : -1;
+      kept[k].merge = merge;
+      kept[k].pad_ = 0;
+      out.work.push_back(kept[k]);
+    }
+    if (n > 1) out.num_partials += n;
+    i = end;
+  }
+  SortLongestFirst(out.work);
+  s = std::move(out);
+  return made;
 }
 
 int MarkDecodeStealPairs(DecodeSchedule& s, int min_own, int min_tiles) {

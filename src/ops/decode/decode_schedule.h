@@ -83,6 +83,13 @@ struct DecodeScheduleLimits {
   double merge_kernel_trip = 0.5;
   int merge_kernel_partials = 128;
   int merge_kernel_min_partials = 8;
+  // Tail pieces (CutDecodeTail): in a plan of one wave that reads at least tail_min_tiles tiles a
+  // slot, items longer than (1 - tail_fraction) of a slot's share keep that much and give the
+  // rest as pieces of about tail_piece tiles (0: a 32nd of the share), launched after every
+  // other item, for the slots that finish first. 0: off.
+  double tail_fraction = 0.0;
+  int tail_piece = 0;
+  int tail_min_tiles = 96;
 };
 
 // The modelled merge of split requests of at most n chunks without a cluster, in a plan of
@@ -108,6 +115,20 @@ struct DecodeSchedule {
 // DecodeScheduleLimits::max_cluster). Never more than limits.max_items work items.
 int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
                           const DecodeScheduleLimits& limits);
+
+// Tail pieces. The CTAs of a one-wave plan read the same tiles, but not at the same rate: on the
+// H200 the ends of 256 equal CTAs spread over about a tenth of their time (session 12), and
+// their SMs idle from their own end to the last one. With the share of a slot P = (tiles of all
+// the plan's CTAs) / slots, an item of more than B = floor((1 - tail_fraction) x P) tiles keeps
+// its first B tiles, and its other tiles become pieces of about p tiles (limits.tail_piece, 0:
+// P / 32, at least 1), each a work item of its own; the pieces follow every other item (the
+// GPU starts CTAs in about launch order), so the block scheduler hands them to the slots that
+// finish first. The request's items (kept part and pieces) take consecutive partial slots and one
+// merge item, so the merge reads them in the same order on every run: the output's bits depend
+// on the plan only. Applies where limits.tail_fraction > 0, the plan is not merged by clusters,
+// its CTAs fit one wave (items x ctas_per_item <= slots) and P >= limits.tail_min_tiles; pieces
+// grow until the plan holds at most limits.max_items items. Returns the number of pieces made.
+int CutDecodeTail(DecodeSchedule& schedule, const DecodeScheduleLimits& limits);
 
 // Tests: plans made afterwards take chunks of `keys` (rounded up to a tile) where the workspace
 // has room for the items they make, as the tuning knob FLASHJIT_DECODE_CHUNK does; keys <= 0

@@ -79,6 +79,19 @@ int DecodeStealMode();
 // Tests: 1 / 0 force the form (always) / never for plans made from now on; < 0 restores the knob.
 void SetDecodeStealForTesting(int mode);
 
+// Tail pieces of one-wave batch plans (ops::CutDecodeTail, session 22), outside graph mode.
+// Knob FLASHJIT_DECODE_TAIL = "percent" or "percent,piece": the tail_fraction in percent (1..50)
+// and the piece in tiles (0 or absent: a 32nd of a slot's share); unset, 0 or anything else: off.
+struct DecodeTailKnob {
+  double fraction = 0.0;
+  int piece = 0;
+  int min_tiles = 96;  // DecodeScheduleLimits::tail_min_tiles
+};
+DecodeTailKnob DecodeTail();
+// Tests: plans of wrappers created from now on cut tails of `percent` (0: off) with pieces of
+// `piece` tiles wherever a slot's share is at least `min_tiles`; percent < 0 restores the knob.
+void SetDecodeTailForTesting(int percent, int piece, int min_tiles = 96);
+
 // Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
 int DecodeStages(int head_dim, int kv_bytes);
 int DecodeCtasPerSm(int head_dim, int kv_bytes);
