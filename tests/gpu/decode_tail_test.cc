@@ -1,14 +1,17 @@
 // Tail pieces of one-wave batch plans (ops::CutDecodeTail, FLASHJIT_DECODE_TAIL, session 22):
 // items longer than a share of a slot keep part of their keys and give the rest as pieces merged
-// with them. Forced here on small batches (a share of one tile and up, so that pieces of one tile
-// and pieces ending on a partial tile occur) and checked against the fp64 reference: ragged
+// with them. Forced here on small batches (shares under a tile and up, so that pieces of one
+// tile and pieces ending on a partial tile occur) and checked against the fp64 reference: ragged
 // lengths with 0, 1 and page boundaries, page sizes 1 / 16 / 64, GQA 4 / 5 / 8, head dims 64 /
 // 128 / 256, f16 and bf16 q, bf16 and e4m3 caches, NHD and HND, a window, soft cap, sinks,
 // ALiBi, in-kernel RoPE, logits far below zero, and the persistent grid. Each case's plan is
 // checked to hold more items than the same plan without pieces.
+#include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "src/ops/decode/decode_common.h"
+#include "src/ops/decode/decode_schedule.h"
 #include "src/ops/decode/decode_spec.h"
 #include "tests/gpu/decode_batch_util.h"
 
@@ -16,14 +19,18 @@ namespace flashjit::test {
 namespace {
 
 // Wrappers created in this scope cut tails of `percent` with pieces of `piece` tiles (0: auto)
-// wherever a slot's share is at least one tile; the persistent grid as `persistent` asks.
+// whatever a slot's share (a kept part is at least one tile), their plans take chunks of `chunk`
+// keys (the chooser would split these small batches into chunks shorter than a share, over several
+// waves), and the persistent grid as `persistent` asks.
 struct ForceTail {
-  ForceTail(int percent, int piece, int persistent) {
-    ops::SetDecodeTailForTesting(percent, piece, 1);
+  ForceTail(int percent, int piece, int64_t chunk, int persistent) {
+    ops::SetDecodeTailForTesting(percent, piece, 0);
+    ops::SetDecodeChunkForTesting(chunk);
     ops::SetDecodePersistentForTesting(persistent, 0);
   }
   ~ForceTail() {
     ops::SetDecodeTailForTesting(-1, 0);
+    ops::SetDecodeChunkForTesting(0);
     ops::SetDecodePersistentForTesting(-1, 0);
   }
 };
@@ -34,17 +41,35 @@ int PlannedItems(const BatchCase& c, std::mt19937& rng) {
   return DownloadPlanHeader(planned.ws).work;
 }
 
+// The items of the case's plan on the H200's 132 SMs, made on the host as BatchDecode::Plan
+// makes it (in a dry run too, so that the stage catches a case the rule would not cut).
+size_t HostPlanItems(const BatchCase& c) {
+  const BatchDecodeConfig cfg = ConfigFor(c, std::max<int>(1, static_cast<int>(c.lens.size())));
+  ops::DecodeScheduleLimits l = ops::BatchDecodeLimits(TestEngine(), cfg, 132);
+  l.max_items = ops::BatchDecodeMaxItems(cfg, l);
+  l.tail_max_items = ops::BatchDecodeTailItems(cfg, l);
+  std::vector<ops::DecodeRequest> req;
+  for (int len : c.lens) {
+    const int w = c.options.window_left;
+    req.push_back({0, len, w >= 0 ? std::max(0, len - 1 - w) : 0});
+  }
+  return ops::BuildDecodeSchedule(req, l).work.size();
+}
+
 // Runs the case with tail pieces (percent, piece) against the reference, after checking that its
 // plan holds more items than without them.
-void RunTail(const BatchCase& c, int percent, int piece, std::mt19937& rng,
+void RunTail(const BatchCase& c, int percent, int piece, std::mt19937& rng, int64_t chunk = 1 << 16,
              int persistent = ops::kPersistentNever) {
-  INFO(Describe(c) << ", tail " << percent << " % pieces " << piece);
+  INFO(Describe(c) << ", tail " << percent << " % pieces " << piece << ", chunk " << chunk);
+  size_t host_plain = 0;
   int plain = 0;
-  if (!DryRun()) {
-    ForceTail off(0, 0, persistent);
-    plain = PlannedItems(c, rng);
+  {
+    ForceTail off(0, 0, chunk, persistent);
+    host_plain = HostPlanItems(c);
+    if (!DryRun()) plain = PlannedItems(c, rng);
   }
-  ForceTail force(percent, piece, persistent);
+  ForceTail force(percent, piece, chunk, persistent);
+  REQUIRE(HostPlanItems(c) > host_plain);
   if (!DryRun()) {
     const int cut = PlannedItems(c, rng);
     CHECK(cut > plain);
@@ -105,7 +130,8 @@ TEST_CASE("batch decode: tail pieces", "[gpu][decode]") {
     c.lens = {20000};
     RunTail(c, 20, 1, rng);
     c.lens = MixedLengths(10, 4000, 16, rng);
-    RunTail(c, 10, 0, rng, ops::kPersistentAlways);
+    RunTail(c, 10, 0, rng, 1 << 16, ops::kPersistentAlways);
+    RunTail(c, 10, 0, rng, 1024);  // split requests: each chunk gives pieces
   }
 }
 

@@ -2,6 +2,7 @@
 // every request is read by exactly one work item, a request's items sit on consecutive partial
 // slots under one merge item, the pieces follow the kept parts, the plan fits its capacity, and
 // plans the rule does not cover are left as they were.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <map>
@@ -25,7 +26,8 @@ ops::DecodeScheduleLimits Limits(int max_batch, double fraction, int piece = 0) 
   l.merge_rows_per_warp = 1;
   l.tail_fraction = fraction;
   l.tail_piece = piece;
-  l.max_items = ops::DecodeMaxItems(max_batch, l, fraction > 0 ? 8 : 4);
+  l.max_items = ops::DecodeMaxItems(max_batch, l);
+  l.tail_max_items = fraction > 0 ? ops::DecodeMaxItems(max_batch, l, 8) : 0;
   return l;
 }
 
@@ -37,7 +39,7 @@ int64_t Tiles(const attention::DecodeWorkItem& w) {
 std::map<int, std::vector<attention::DecodeWorkItem>> CheckPlan(
     const ops::DecodeSchedule& s, const std::vector<ops::DecodeRequest>& req,
     const ops::DecodeScheduleLimits& l) {
-  CHECK(static_cast<int64_t>(s.work.size()) <= l.max_items);
+  CHECK(static_cast<int64_t>(s.work.size()) <= std::max(l.max_items, l.tail_max_items));
   for (size_t i = 1; i < s.work.size(); ++i)  // longest first
     CHECK(s.work[i - 1].kv_end - s.work[i - 1].kv_start >= s.work[i].kv_end - s.work[i].kv_start);
   std::map<int, std::vector<attention::DecodeWorkItem>> by_request;
@@ -132,18 +134,22 @@ TEST_CASE("decode plans: tail pieces of one-wave plans", "[decode]") {
         page += len / 16 + 1;
       }
       const int piece = static_cast<int>(rng() % 3) * 4;  // 0 (auto), 4, 8
-      const ops::DecodeScheduleLimits l = Limits(n, 0.05 + 0.05 * (rng() % 4), piece);
+      ops::DecodeScheduleLimits l = Limits(n, 0.05 + 0.05 * (rng() % 4), piece);
+      l.tail_min_tiles = 8;
+      // The chooser plans such batches over several waves; chunks forced long (every other
+      // round unsplit) make plans of one wave.
+      ops::SetDecodeChunkForTesting(round % 2 ? 1 << 16 : 16384);
       const ops::DecodeSchedule s = ops::BuildDecodeSchedule(req, l);
       CheckPlan(s, req, l);
       cut += s.work.size() > ops::BuildDecodeSchedule(req, Limits(n, 0.0)).work.size();
     }
+    ops::SetDecodeChunkForTesting(0);
     CHECK(cut >= 10);  // the rule applied to a fair share of the batches
   }
   SECTION("plans the rule leaves alone") {
     const auto same = [](const std::vector<ops::DecodeRequest>& req, int max_batch) {
       const ops::DecodeSchedule a = ops::BuildDecodeSchedule(req, Limits(max_batch, 0.0));
-      ops::DecodeScheduleLimits l = Limits(max_batch, 0.10);
-      l.max_items = Limits(max_batch, 0.0).max_items;
+      const ops::DecodeScheduleLimits l = Limits(max_batch, 0.10);
       const ops::DecodeSchedule b = ops::BuildDecodeSchedule(req, l);
       REQUIRE(a.work.size() == b.work.size());
       for (size_t i = 0; i < a.work.size(); ++i) {
@@ -160,6 +166,7 @@ TEST_CASE("decode plans: tail pieces of one-wave plans", "[decode]") {
     ops::DecodeScheduleLimits tight = Limits(16, 0.10);
     const std::vector<ops::DecodeRequest> req(16, {0, 32768, 0});
     tight.max_items = 40;
+    tight.tail_max_items = 0;
     const ops::DecodeSchedule s = ops::BuildDecodeSchedule(req, tight);
     CHECK(s.work.size() == 32);
   }
@@ -167,6 +174,7 @@ TEST_CASE("decode plans: tail pieces of one-wave plans", "[decode]") {
     const std::vector<ops::DecodeRequest> req(16, {0, 32768, 0});
     ops::DecodeScheduleLimits l = Limits(16, 0.10, 2);
     l.max_items = 32 + 64;  // room for two pieces an item
+    l.tail_max_items = 0;
     ops::DecodeSchedule s = ops::BuildDecodeSchedule(req, l);
     CheckPlan(s, req, l);
     CHECK(s.work.size() == 32 + 64);

@@ -101,11 +101,15 @@ int32_t BatchDecodeMaxItems(const BatchDecodeConfig& c, const DecodeScheduleLimi
   // contexts), but +6 % on fp8 B=64 L=32k, whose plan of 3.88 waves no longer fitted. So one wave
   // where the wrapper's batch fits one wave unsplit, four (as outside graph mode) where it does
   // not.
-  // Tail pieces take up to about four waves of items more.
   const bool one_wave =
       c.cuda_graph && int64_t(c.max_batch_size) * limits.ctas_per_item <= limits.slots;
-  return DecodeMaxItems(c.max_batch_size, limits,
-                        one_wave ? 1 : (limits.tail_fraction > 0 ? 8 : 4));
+  return DecodeMaxItems(c.max_batch_size, limits, one_wave ? 1 : 4);
+}
+
+int32_t BatchDecodeTailItems(const BatchDecodeConfig& c, const DecodeScheduleLimits& limits) {
+  // Four waves of items beyond BatchDecodeMaxItems: a piece for each of a slot's about 4 x 0.1 x
+  // 32 pieces (tail_fraction 0.1, pieces of a 32nd of the share).
+  return limits.tail_fraction > 0 ? DecodeMaxItems(c.max_batch_size, limits, 8) : 0;
 }
 
 DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms) {
@@ -270,6 +274,8 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   s->cap_items =
       (ops::BatchDecodeMaxItems(c, s->limits) + per_cluster - 1) / per_cluster * per_cluster;
   s->limits.max_items = s->cap_items;
+  s->limits.tail_max_items = ops::BatchDecodeTailItems(c, s->limits);
+  s->cap_items = std::max(s->cap_items, s->limits.tail_max_items);
   s->cap_merge = c.max_batch_size;
   s->off_merge = Align16(s->off_work + s->cap_items * sizeof(attention::DecodeWorkItem));
   s->off_count = Align16(s->off_merge + s->cap_merge * sizeof(attention::DecodeMergeItem));

@@ -293,7 +293,7 @@ DecodeTailKnob DecodeTail() {
 
 void SetDecodeTailForTesting(int percent, int piece, int min_tiles) {
   g_tail_test_piece.store(std::max(0, piece));
-  g_tail_test_min.store(std::max(1, min_tiles));
+  g_tail_test_min.store(std::max(0, min_tiles));
   g_tail_test_percent.store(percent < 0 ? -1 : std::min(percent, 50));
 }
 

@@ -217,8 +217,8 @@ int CutDecodeTail(DecodeSchedule& s, const DecodeScheduleLimits& limits) {
   const double share =
       static_cast<double>(total * per_item) / static_cast<double>(std::max(1, limits.slots));
   if (share < limits.tail_min_tiles) return 0;
-  const int64_t keep = static_cast<int64_t>((1.0 - limits.tail_fraction) * share);
-  if (keep < 1) return 0;
+  const int64_t keep =
+      std::max<int64_t>(1, static_cast<int64_t>((1.0 - limits.tail_fraction) * share));
   int64_t most_given = 0;
   for (const attention::DecodeWorkItem& w : s.work)
     most_given = std::max(most_given, TilesOf(w) - keep);
@@ -230,7 +230,7 @@ int CutDecodeTail(DecodeSchedule& s, const DecodeScheduleLimits& limits) {
     return n;
   };
   // The smallest piece (at least the wanted one) whose pieces fit the items' capacity.
-  const int64_t room = int64_t(limits.max_items) - items;
+  const int64_t room = std::max<int64_t>(limits.max_items, limits.tail_max_items) - items;
   int64_t lo = limits.tail_piece > 0
                    ? limits.tail_piece
                    : std::max<int64_t>(1, static_cast<int64_t>(share / 32.0 + 0.5));

@@ -90,6 +90,9 @@ struct DecodeScheduleLimits {
   double tail_fraction = 0.0;
   int tail_piece = 0;
   int tail_min_tiles = 96;
+  // The items a plan with pieces may hold (the workspace's capacity); 0: max_items, which
+  // bounds the chunk ChooseDecodeChunk takes either way.
+  int tail_max_items = 0;
 };
 
 // The modelled merge of split requests of at most n chunks without a cluster, in a plan of
@@ -119,15 +122,15 @@ int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
 // Tail pieces. The CTAs of a one-wave plan read the same tiles, but not at the same rate: on the
 // H200 the ends of 256 equal CTAs spread over about a tenth of their time (session 12), and
 // their SMs idle from their own end to the last one. With the share of a slot P = (tiles of all
-// the plan's CTAs) / slots, an item of more than B = floor((1 - tail_fraction) x P) tiles keeps
-// its first B tiles, and its other tiles become pieces of about p tiles (limits.tail_piece, 0:
-// P / 32, at least 1), each a work item of its own; the pieces follow every other item (the
-// GPU starts CTAs in about launch order), so the block scheduler hands them to the slots that
-// finish first. The request's items (kept part and pieces) take consecutive partial slots and one
-// merge item, so the merge reads them in the same order on every run: the output's bits depend
-// on the plan only. Applies where limits.tail_fraction > 0, the plan is not merged by clusters,
-// its CTAs fit one wave (items x ctas_per_item <= slots) and P >= limits.tail_min_tiles; pieces
-// grow until the plan holds at most limits.max_items items. Returns the number of pieces made.
+// the plan's CTAs) / slots, an item of more than B = max(1, floor((1 - tail_fraction) x P)) tiles
+// keeps its first B tiles, and its other tiles become pieces of about p tiles (limits.tail_piece,
+// 0: P / 32, at least 1), each a work item of its own; the pieces follow every other item (the GPU
+// starts CTAs in about launch order), so the block scheduler hands them to the slots that finish
+// first. The request's items (kept part and pieces) take consecutive partial slots and one merge
+// item, so the merge reads them in the same order on every run: the output's bits depend on the
+// plan only. Applies where limits.tail_fraction > 0, the plan is not merged by clusters, its CTAs
+// fit one wave (items x ctas_per_item <= slots) and P >= limits.tail_min_tiles; pieces grow until
+// the plan holds at most max(max_items, tail_max_items) items. Returns the number of pieces made.
 int CutDecodeTail(DecodeSchedule& schedule, const DecodeScheduleLimits& limits);
 
 // Tests: plans made afterwards take chunks of `keys` (rounded up to a tile) where the workspace

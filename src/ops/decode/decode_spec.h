@@ -89,7 +89,8 @@ struct DecodeTailKnob {
 };
 DecodeTailKnob DecodeTail();
 // Tests: plans of wrappers created from now on cut tails of `percent` (0: off) with pieces of
-// `piece` tiles wherever a slot's share is at least `min_tiles`; percent < 0 restores the knob.
+// `piece` tiles wherever a slot's share is at least `min_tiles` (0: any); percent < 0 restores
+// the knob.
 void SetDecodeTailForTesting(int percent, int piece, int min_tiles = 96);
 
 // Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
