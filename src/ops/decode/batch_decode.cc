@@ -185,8 +185,8 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
     }
   }
   // Tail pieces (CutDecodeTail), outside graph mode: a captured launch keeps its grid.
-  if (!c.cuda_graph) {
-    const DecodeTailKnob tail = DecodeTail();
+  if (const DecodeTailKnob tail = DecodeTail();
+      !c.cuda_graph && (!tail.kv16_only || DTypeBytes(c.kv_dtype) == 2)) {
     limits.tail_fraction = tail.fraction;
     limits.tail_piece = tail.piece;
     limits.tail_min_tiles = tail.min_tiles;

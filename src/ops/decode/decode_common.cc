@@ -265,19 +265,22 @@ void SetDecodeStealForTesting(int mode) { g_steal_test.store(mode < 0 ? -1 : (mo
 namespace {
 std::atomic<int> g_tail_test_percent{-1}, g_tail_test_piece{0}, g_tail_test_min{96};
 
-// "percent" or "percent,piece" (FLASHJIT_DECODE_TAIL); off unless percent is 1..50 and piece
-// 0..65536.
+// FLASHJIT_DECODE_TAIL: "percent" or "percent,piece" with percent 0..50 (0: off) and piece
+// 0..65536; unset or anything else: the default (DecodeTailKnob's).
 DecodeTailKnob ParseTailKnob(const char* v) {
-  DecodeTailKnob k;
-  if (v == nullptr) return k;
+  const DecodeTailKnob fallback;
+  if (v == nullptr) return fallback;
   char* end = nullptr;
   const long percent = std::strtol(v, &end, 10);
   long piece = 0;
-  if (end && *end == ',') piece = std::strtol(end + 1, &end, 10);
-  if (end == nullptr || *end != '\0' || percent < 1 || percent > 50 || piece < 0 || piece > 65536)
-    return k;
+  if (end != v && end && *end == ',') piece = std::strtol(end + 1, &end, 10);
+  if (end == v || end == nullptr || *end != '\0' || percent < 0 || percent > 50 || piece < 0 ||
+      piece > 65536)
+    return fallback;
+  DecodeTailKnob k;
   k.fraction = static_cast<double>(percent) / 100.0;
   k.piece = static_cast<int>(piece);
+  k.kv16_only = false;
   return k;
 }
 }  // namespace
@@ -286,7 +289,7 @@ DecodeTailKnob DecodeTail() {
   const int forced = g_tail_test_percent.load(std::memory_order_relaxed);
   if (forced >= 0)
     return {static_cast<double>(forced) / 100.0, g_tail_test_piece.load(std::memory_order_relaxed),
-            g_tail_test_min.load(std::memory_order_relaxed)};
+            g_tail_test_min.load(std::memory_order_relaxed), false};
   static const DecodeTailKnob kKnob = ParseTailKnob(std::getenv("FLASHJIT_DECODE_TAIL"));
   return kKnob;
 }
