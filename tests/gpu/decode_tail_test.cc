@@ -42,7 +42,6 @@ size_t HostPlanItems(const BatchCase& c, int sms) {
   const BatchDecodeConfig cfg = ConfigFor(c, std::max<int>(1, static_cast<int>(c.lens.size())));
   ops::DecodeScheduleLimits l = ops::BatchDecodeLimits(TestEngine(), cfg, sms);
   l.max_items = ops::BatchDecodeMaxItems(cfg, l);
-  l.tail_max_items = ops::BatchDecodeTailItems(cfg, l);
   std::vector<ops::DecodeRequest> req;
   for (int len : c.lens) {
     const int w = c.options.window_left;

@@ -27,7 +27,6 @@ ops::DecodeScheduleLimits Limits(int max_batch, double fraction, int piece = 0) 
   l.tail_fraction = fraction;
   l.tail_piece = piece;
   l.max_items = ops::DecodeMaxItems(max_batch, l);
-  l.tail_max_items = fraction > 0 ? ops::DecodeMaxItems(max_batch, l, 8) : 0;
   return l;
 }
 
@@ -39,7 +38,7 @@ int64_t Tiles(const attention::DecodeWorkItem& w) {
 std::map<int, std::vector<attention::DecodeWorkItem>> CheckPlan(
     const ops::DecodeSchedule& s, const std::vector<ops::DecodeRequest>& req,
     const ops::DecodeScheduleLimits& l) {
-  CHECK(static_cast<int64_t>(s.work.size()) <= std::max(l.max_items, l.tail_max_items));
+  CHECK(static_cast<int64_t>(s.work.size()) <= l.max_items);
   for (size_t i = 1; i < s.work.size(); ++i)  // longest first
     CHECK(s.work[i - 1].kv_end - s.work[i - 1].kv_start >= s.work[i].kv_end - s.work[i].kv_start);
   std::map<int, std::vector<attention::DecodeWorkItem>> by_request;
@@ -85,32 +84,36 @@ std::map<int, std::vector<attention::DecodeWorkItem>> CheckPlan(
 
 TEST_CASE("decode plans: tail pieces of one-wave plans", "[decode]") {
   ops::SetDecodeChunkForTesting(0);
-  SECTION("B=16 L=32k: two chunks of 256 tiles keep 223, the rest in pieces of 8") {
+  SECTION("B=16 L=32k: two chunks of 256 tiles keep 240, the rest in pieces of 8") {
     const std::vector<ops::DecodeRequest> req(16, {0, 32768, 0});
     const ops::DecodeScheduleLimits plain = Limits(16, 0.0);
     const ops::DecodeSchedule before = ops::BuildDecodeSchedule(req, plain);
     REQUIRE(before.work.size() == 32);  // the uniform plan: 256 CTAs of 256 tiles
-    const ops::DecodeScheduleLimits l = Limits(16, 0.10);
+    const ops::DecodeScheduleLimits l = Limits(16, 0.03);  // the default
     const ops::DecodeSchedule s = ops::BuildDecodeSchedule(req, l);
     const auto by_request = CheckPlan(s, req, l);
-    // A slot's share: 16 x 512 x 8 / 264 = 248.2 tiles; kept floor(0.9 x 248.2) = 223; each
-    // chunk gives 33 tiles as pieces of round(248.2 / 32) = 8: 5 pieces (7, 7, 7, 6, 6).
+    // A slot's share: 16 x 512 x 8 / 264 = 248.2 tiles; kept floor(0.97 x 248.2) = 240; each
+    // chunk gives 16 tiles as pieces of round(248.2 / 32) = 8: 2 pieces.
     for (const auto& [b, items] : by_request) {
-      REQUIRE(items.size() == 12);
+      REQUIRE(items.size() == 6);
       int kept = 0, pieces = 0;
       for (const attention::DecodeWorkItem& w : items) {
-        if (Tiles(w) == 223)
-          ++kept;
-        else if (Tiles(w) == 6 || Tiles(w) == 7)
-          ++pieces;
+        kept += Tiles(w) == 240;
+        pieces += Tiles(w) == 8;
       }
       CHECK(kept == 2);
-      CHECK(pieces == 10);
+      CHECK(pieces == 4);
     }
     CHECK(s.merge.size() == 16);
-    CHECK(s.num_partials == 16 * 12);
+    CHECK(s.num_partials == 16 * 6);
     // The kept parts launch first, then the pieces.
-    for (size_t i = 0; i < s.work.size(); ++i) CHECK((Tiles(s.work[i]) == 223) == (i < 32));
+    for (size_t i = 0; i < s.work.size(); ++i) CHECK((Tiles(s.work[i]) == 240) == (i < 32));
+    // At 10 %, 33 tiles a chunk: 5 pieces of 6-7 would make 192 items, more than the workspace's
+    // 152 (DecodeMaxItems for 16 requests), so the pieces grow to 11 tiles, 3 a chunk.
+    const ops::DecodeSchedule wide = ops::BuildDecodeSchedule(req, Limits(16, 0.10));
+    CheckPlan(wide, req, Limits(16, 0.10));
+    CHECK(wide.work.size() == 32 + 32 * 3);
+    for (size_t i = 32; i < wide.work.size(); ++i) CHECK(Tiles(wide.work[i]) == 11);
     // The same plan every time.
     const ops::DecodeSchedule again = ops::BuildDecodeSchedule(req, l);
     REQUIRE(again.work.size() == s.work.size());
@@ -166,7 +169,6 @@ TEST_CASE("decode plans: tail pieces of one-wave plans", "[decode]") {
     ops::DecodeScheduleLimits tight = Limits(16, 0.10);
     const std::vector<ops::DecodeRequest> req(16, {0, 32768, 0});
     tight.max_items = 40;
-    tight.tail_max_items = 0;
     const ops::DecodeSchedule s = ops::BuildDecodeSchedule(req, tight);
     CHECK(s.work.size() == 32);
   }
@@ -174,7 +176,6 @@ TEST_CASE("decode plans: tail pieces of one-wave plans", "[decode]") {
     const std::vector<ops::DecodeRequest> req(16, {0, 32768, 0});
     ops::DecodeScheduleLimits l = Limits(16, 0.10, 2);
     l.max_items = 32 + 64;  // room for two pieces an item
-    l.tail_max_items = 0;
     ops::DecodeSchedule s = ops::BuildDecodeSchedule(req, l);
     CheckPlan(s, req, l);
     CHECK(s.work.size() == 32 + 64);

@@ -381,7 +381,6 @@ void PrintPlan(const Engine& engine, const Config& c, const Shape& s, bool graph
   bc.cuda_graph = graph;
   ops::DecodeScheduleLimits lim = ops::BatchDecodeLimits(engine, bc, 132);
   lim.max_items = ops::BatchDecodeMaxItems(bc, lim);
-  lim.tail_max_items = ops::BatchDecodeTailItems(bc, lim);
   const int kv_bytes = DTypeBytes(s.kv);
   const int group = c.hq / c.hkv;
   const int q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;

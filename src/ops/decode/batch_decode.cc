@@ -106,12 +106,6 @@ int32_t BatchDecodeMaxItems(const BatchDecodeConfig& c, const DecodeScheduleLimi
   return DecodeMaxItems(c.max_batch_size, limits, one_wave ? 1 : 4);
 }
 
-int32_t BatchDecodeTailItems(const BatchDecodeConfig& c, const DecodeScheduleLimits& limits) {
-  // Four waves of items beyond BatchDecodeMaxItems: a piece for each of a slot's about 4 x 0.1 x
-  // 32 pieces (tail_fraction 0.1, pieces of a 32nd of the share).
-  return limits.tail_fraction > 0 ? DecodeMaxItems(c.max_batch_size, limits, 8) : 0;
-}
-
 DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms) {
   DecodeScheduleLimits limits;
   const int group = c.num_qo_heads / c.num_kv_heads;
@@ -274,8 +268,6 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   s->cap_items =
       (ops::BatchDecodeMaxItems(c, s->limits) + per_cluster - 1) / per_cluster * per_cluster;
   s->limits.max_items = s->cap_items;
-  s->limits.tail_max_items = ops::BatchDecodeTailItems(c, s->limits);
-  s->cap_items = std::max(s->cap_items, s->limits.tail_max_items);
   s->cap_merge = c.max_batch_size;
   s->off_merge = Align16(s->off_work + s->cap_items * sizeof(attention::DecodeWorkItem));
   s->off_count = Align16(s->off_merge + s->cap_merge * sizeof(attention::DecodeMergeItem));

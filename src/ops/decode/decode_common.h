@@ -52,9 +52,6 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
 // mode the items every replay launches): DecodeMaxItems with four waves of split items beyond
 // the batch, one in graph mode where max_batch_size requests fit one wave unsplit.
 int32_t BatchDecodeMaxItems(const BatchDecodeConfig& c, const DecodeScheduleLimits& limits);
-// The work items a plan with tail pieces may hold (DecodeScheduleLimits::tail_max_items; 0
-// where the limits cut no tails): the wrapper's workspace holds the larger of the two.
-int32_t BatchDecodeTailItems(const BatchDecodeConfig& c, const DecodeScheduleLimits& limits);
 
 // Whether decode CTAs are launched head-major (see DecodeParams::head_major).
 bool DecodeHeadMajor();

@@ -230,7 +230,7 @@ int CutDecodeTail(DecodeSchedule& s, const DecodeScheduleLimits& limits) {
     return n;
   };
   // The smallest piece (at least the wanted one) whose pieces fit the items' capacity.
-  const int64_t room = std::max<int64_t>(limits.max_items, limits.tail_max_items) - items;
+  const int64_t room = int64_t(limits.max_items) - items;
   int64_t lo = limits.tail_piece > 0
                    ? limits.tail_piece
                    : std::max<int64_t>(1, static_cast<int64_t>(share / 32.0 + 0.5));

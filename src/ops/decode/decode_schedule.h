@@ -90,9 +90,6 @@ struct DecodeScheduleLimits {
   double tail_fraction = 0.0;
   int tail_piece = 0;
   int tail_min_tiles = 96;
-  // The items a plan with pieces may hold (the workspace's capacity); 0: max_items, which
-  // bounds the chunk ChooseDecodeChunk takes either way.
-  int tail_max_items = 0;
 };
 
 // The modelled merge of split requests of at most n chunks without a cluster, in a plan of
@@ -130,7 +127,9 @@ int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
 // item, so the merge reads them in the same order on every run: the output's bits depend on the
 // plan only. Applies where limits.tail_fraction > 0, the plan is not merged by clusters, its CTAs
 // fit one wave (items x ctas_per_item <= slots) and P >= limits.tail_min_tiles; pieces grow until
-// the plan holds at most max(max_items, tail_max_items) items. Returns the number of pieces made.
+// the plan holds at most limits.max_items items (at the default 3 %, the benchmark's plans take
+// two pieces an item, within the four waves of items the workspace holds beyond one a request).
+// Returns the number of pieces made.
 int CutDecodeTail(DecodeSchedule& schedule, const DecodeScheduleLimits& limits);
 
 // Tests: plans made afterwards take chunks of `keys` (rounded up to a tile) where the workspace
