@@ -5,7 +5,7 @@
 // lengths with 0, 1 and page boundaries, page sizes 1 / 16 / 64, GQA 4 / 5 / 8, head dims 64 /
 // 128 / 256, f16 and bf16 q, bf16 and e4m3 caches, NHD and HND, a window, soft cap, sinks,
 // ALiBi, in-kernel RoPE, logits far below zero, and the persistent grid. Each case's plan is
-// checked to hold more items than the same plan without pieces.
+// checked to hold more items than the same plan without pieces; one runs a plan of two waves.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -24,8 +24,8 @@ namespace {
 // keys (the chooser would split these small batches into chunks shorter than a share, over several
 // waves), and the persistent grid as `persistent` asks.
 struct ForceTail {
-  ForceTail(int percent, int piece, int64_t chunk, int persistent) {
-    ops::SetDecodeTailForTesting(percent, piece, 0);
+  ForceTail(int percent, int piece, int64_t chunk, int persistent, int waves = 1) {
+    ops::SetDecodeTailForTesting(percent, piece, 0, waves);
     ops::SetDecodeChunkForTesting(chunk);
     ops::SetDecodePersistentForTesting(persistent, 0);
   }
@@ -54,8 +54,9 @@ size_t HostPlanItems(const BatchCase& c, int sms) {
 // plan holds more items than without them (on the host), and that the device's plan holds the
 // host's.
 void RunTail(const BatchCase& c, int percent, int piece, std::mt19937& rng, int64_t chunk = 1 << 16,
-             int persistent = ops::kPersistentNever) {
-  INFO(Describe(c) << ", tail " << percent << " % pieces " << piece << ", chunk " << chunk);
+             int persistent = ops::kPersistentNever, int waves = 1) {
+  INFO(Describe(c) << ", tail " << percent << " % pieces " << piece << ", chunk " << chunk
+                   << ", waves " << waves);
   int sms = 132;  // the H200's, for the dry run
   if (!DryRun()) {
     const Result<int> n = runtime::MultiprocessorCount(TestEngine(), 0);
@@ -64,10 +65,10 @@ void RunTail(const BatchCase& c, int percent, int piece, std::mt19937& rng, int6
   }
   size_t plain = 0;
   {
-    ForceTail off(0, 0, chunk, persistent);
+    ForceTail off(0, 0, chunk, persistent, waves);
     plain = HostPlanItems(c, sms);
   }
-  ForceTail force(percent, piece, chunk, persistent);
+  ForceTail force(percent, piece, chunk, persistent, waves);
   const size_t cut = HostPlanItems(c, sms);
   REQUIRE(cut > plain);
   if (!DryRun()) {
@@ -133,6 +134,12 @@ TEST_CASE("batch decode: tail pieces", "[gpu][decode]") {
     c.lens = MixedLengths(10, 4000, 16, rng);
     RunTail(c, 10, 0, rng, 1 << 16, ops::kPersistentAlways);
     RunTail(c, 10, 0, rng, 1024);  // split requests: each chunk gives pieces
+  }
+  {
+    BatchCase c;  // a plan of two waves (150 requests, 300 CTAs on 264 slots)
+    c.num_kv_heads = 2;
+    c.lens = MixedLengths(150, 1500, 16, rng);
+    RunTail(c, 10, 0, rng, 1 << 16, ops::kPersistentNever, 2);
   }
 }
 

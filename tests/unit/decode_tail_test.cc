@@ -122,6 +122,25 @@ TEST_CASE("decode plans: tail pieces of one-wave plans", "[decode]") {
       CHECK(again.work[i].partial == s.work[i].partial);
     }
   }
+  SECTION("B=64 L=4k, two waves: items of 64 tiles keep 60, with tail_max_waves 2") {
+    const std::vector<ops::DecodeRequest> req(64, {0, 4096, 0});
+    ops::DecodeScheduleLimits l = Limits(64, 0.03);
+    CHECK(ops::BuildDecodeSchedule(req, l).work.size() == 64);  // one wave only: left alone
+    l.tail_max_waves = 2;
+    const ops::DecodeSchedule s = ops::BuildDecodeSchedule(req, l);
+    CheckPlan(s, req, l);
+    // A slot's share 64 x 64 x 8 / 264 = 124.1 tiles over 2 waves: kept floor(0.97 x 62.06) = 60,
+    // each item gives 4 tiles as one piece (round(124.1 / 32) = 4).
+    REQUIRE(s.work.size() == 128);
+    for (size_t i = 0; i < s.work.size(); ++i) CHECK(Tiles(s.work[i]) == (i < 64 ? 60 : 4));
+    // A plan of more waves than tail_max_waves is left as it was.
+    const std::vector<ops::DecodeRequest> many(100, {0, 4096, 0});
+    const size_t plain = ops::BuildDecodeSchedule(many, Limits(100, 0.0)).work.size();
+    REQUIRE(plain * 8 > 3 * 264);
+    ops::DecodeScheduleLimits three = Limits(100, 0.03);
+    three.tail_max_waves = 3;
+    CHECK(ops::BuildDecodeSchedule(many, three).work.size() == plain);
+  }
   SECTION("a ragged one-wave batch: windows, an empty and a one-key request, unsplit requests") {
     std::mt19937 rng(20261202);
     int cut = 0;

@@ -263,23 +263,26 @@ int DecodeStealMode() {
 void SetDecodeStealForTesting(int mode) { g_steal_test.store(mode < 0 ? -1 : (mode ? 1 : 0)); }
 
 namespace {
-std::atomic<int> g_tail_test_percent{-1}, g_tail_test_piece{0}, g_tail_test_min{96};
+std::atomic<int> g_tail_test_percent{-1}, g_tail_test_piece{0}, g_tail_test_min{96},
+    g_tail_test_waves{1};
 
-// FLASHJIT_DECODE_TAIL: "percent" or "percent,piece" with percent 0..50 (0: off) and piece
-// 0..65536; unset or anything else: the default (DecodeTailKnob's).
+// FLASHJIT_DECODE_TAIL: "percent", "percent,piece" or "percent,piece,waves" with percent 0..50
+// (0: off), piece 0..65536 and waves 1..8; unset or anything else: the default (DecodeTailKnob's).
 DecodeTailKnob ParseTailKnob(const char* v) {
   const DecodeTailKnob fallback;
   if (v == nullptr) return fallback;
   char* end = nullptr;
   const long percent = std::strtol(v, &end, 10);
-  long piece = 0;
+  long piece = 0, waves = 1;
   if (end != v && end && *end == ',') piece = std::strtol(end + 1, &end, 10);
+  if (end != v && end && *end == ',') waves = std::strtol(end + 1, &end, 10);
   if (end == v || end == nullptr || *end != '\0' || percent < 0 || percent > 50 || piece < 0 ||
-      piece > 65536)
+      piece > 65536 || waves < 1 || waves > 8)
     return fallback;
   DecodeTailKnob k;
   k.fraction = static_cast<double>(percent) / 100.0;
   k.piece = static_cast<int>(piece);
+  k.max_waves = static_cast<int>(waves);
   k.kv16_only = false;
   return k;
 }
@@ -289,13 +292,15 @@ DecodeTailKnob DecodeTail() {
   const int forced = g_tail_test_percent.load(std::memory_order_relaxed);
   if (forced >= 0)
     return {static_cast<double>(forced) / 100.0, g_tail_test_piece.load(std::memory_order_relaxed),
-            g_tail_test_min.load(std::memory_order_relaxed), false};
+            g_tail_test_min.load(std::memory_order_relaxed),
+            g_tail_test_waves.load(std::memory_order_relaxed), false};
   static const DecodeTailKnob kKnob = ParseTailKnob(std::getenv("FLASHJIT_DECODE_TAIL"));
   return kKnob;
 }
 
-void SetDecodeTailForTesting(int percent, int piece, int min_tiles) {
+void SetDecodeTailForTesting(int percent, int piece, int min_tiles, int max_waves) {
   g_tail_test_piece.store(std::max(0, piece));
+  g_tail_test_waves.store(std::clamp(max_waves, 1, 8));
   g_tail_test_min.store(std::max(0, min_tiles));
   g_tail_test_percent.store(percent < 0 ? -1 : std::min(percent, 50));
 }

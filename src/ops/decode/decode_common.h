@@ -143,6 +143,30 @@ int DecodePersistentMaxCtas();
 // CTAs (0: no limit); mode < 0 restores the knob and the resident capacity.
 void SetDecodePersistentForTesting(int mode, int max_ctas);
 
+// Tail pieces of batch plans (ops::CutDecodeTail, session 22), outside graph mode. A plan knob,
+// declared here and not beside the variant spec: decode_spec.h joins every kernel's cache key.
+// Knob FLASHJIT_DECODE_TAIL = "percent", "percent,piece" or "percent,piece,waves": the
+// tail_fraction in percent (0: off, up to 50), the piece in tiles (0 or absent: a 32nd of a
+// slot's share) and the most waves a plan may have (absent: 1), for every KV dtype;
+// unset (or anything else): 3 %, pieces of a 32nd of the share, 16-bit KV caches only. Measured
+// on the H200 (session 22, bf16 32/8 heads, D 128, page 16, queued us, two rounds a form; off ->
+// 3 % in call 2, off -> 5 % in calls 1 and 2): B=16 L=32k 490.2 -> 485.6 (5 %: 487.0 twice),
+// B=32 L=32k 968.7 -> 959.8 (960.4, 959.8), B=8 L=32k 251.6 -> 249.9, B=16 L=16k 250.9 -> 249.6,
+// B=32 L=16k 486.5 -> 485.7; 7-15 % lost up to 1.7 % at 16k keys (the pieces' own cost above
+// what the even ends save), and so did pieces of 2-4 tiles.
+struct DecodeTailKnob {
+  double fraction = 0.03;
+  int piece = 0;
+  int min_tiles = 96;     // DecodeScheduleLimits::tail_min_tiles
+  int max_waves = 1;      // DecodeScheduleLimits::tail_max_waves
+  bool kv16_only = true;  // the default applies to 16-bit KV caches only
+};
+DecodeTailKnob DecodeTail();
+// Tests: plans of wrappers created from now on cut tails of `percent` (0: off) with pieces of
+// `piece` tiles wherever a slot's share is at least `min_tiles` (0: any); percent < 0 restores
+// the knob.
+void SetDecodeTailForTesting(int percent, int piece, int min_tiles = 96, int max_waves = 1);
+
 // Whether a decode attention launch uses programmatic dependent launch (sm_90+, PDL: the
 // kernel's prologue up to its griddepcontrol.wait, and its block scheduling, overlap the previous
 // kernel's tail; it pays back to back and in CUDA graphs). Default (knob FLASHJIT_DECODE_PDL

@@ -211,14 +211,16 @@ int CutDecodeTail(DecodeSchedule& s, const DecodeScheduleLimits& limits) {
   if (limits.tail_fraction <= 0 || s.cluster > 1 || s.work.empty()) return 0;
   const int64_t per_item = std::max(1, limits.ctas_per_item);
   const int64_t items = static_cast<int64_t>(s.work.size());
-  if (items * per_item > limits.slots) return 0;
+  const int64_t slots = std::max(1, limits.slots);
+  const int64_t waves = (items * per_item + slots - 1) / slots;
+  if (waves > std::max(1, limits.tail_max_waves)) return 0;
   int64_t total = 0;
   for (const attention::DecodeWorkItem& w : s.work) total += TilesOf(w);
   const double share =
       static_cast<double>(total * per_item) / static_cast<double>(std::max(1, limits.slots));
   if (share < limits.tail_min_tiles) return 0;
-  const int64_t keep =
-      std::max<int64_t>(1, static_cast<int64_t>((1.0 - limits.tail_fraction) * share));
+  const int64_t keep = std::max<int64_t>(
+      1, static_cast<int64_t>((1.0 - limits.tail_fraction) * share / static_cast<double>(waves)));
   int64_t most_given = 0;
   for (const attention::DecodeWorkItem& w : s.work)
     most_given = std::max(most_given, TilesOf(w) - keep);

@@ -90,6 +90,9 @@ struct DecodeScheduleLimits {
   double tail_fraction = 0.0;
   int tail_piece = 0;
   int tail_min_tiles = 96;
+  // Plans of up to this many waves (ceil(CTAs / slots)) cut tails; the share then counts a
+  // wave's (P / waves).
+  int tail_max_waves = 1;
 };
 
 // The modelled merge of split requests of at most n chunks without a cluster, in a plan of
@@ -126,7 +129,8 @@ int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
 // first. The request's items (kept part and pieces) take consecutive partial slots and one merge
 // item, so the merge reads them in the same order on every run: the output's bits depend on the
 // plan only. Applies where limits.tail_fraction > 0, the plan is not merged by clusters, its CTAs
-// fit one wave (items x ctas_per_item <= slots) and P >= limits.tail_min_tiles; pieces grow until
+// fit limits.tail_max_waves waves (W = ceil(items x ctas_per_item / slots); the kept part is then
+// (1 - tail_fraction) x P / W) and P >= limits.tail_min_tiles; pieces grow until
 // the plan holds at most limits.max_items items (at the default 3 %, the benchmark's plans take
 // two pieces an item, within the four waves of items the workspace holds beyond one a request).
 // Returns the number of pieces made.

@@ -79,27 +79,6 @@ int DecodeStealMode();
 // Tests: 1 / 0 force the form (always) / never for plans made from now on; < 0 restores the knob.
 void SetDecodeStealForTesting(int mode);
 
-// Tail pieces of one-wave batch plans (ops::CutDecodeTail, session 22), outside graph mode.
-// Knob FLASHJIT_DECODE_TAIL = "percent" or "percent,piece": the tail_fraction in percent (0: off,
-// up to 50) and the piece in tiles (0 or absent: a 32nd of a slot's share), for every KV dtype;
-// unset (or anything else): 3 %, pieces of a 32nd of the share, 16-bit KV caches only. Measured
-// on the H200 (session 22, bf16 32/8 heads, D 128, page 16, queued us, two rounds a form; off ->
-// 3 % in call 2, off -> 5 % in calls 1 and 2): B=16 L=32k 490.2 -> 485.6 (5 %: 487.0 twice),
-// B=32 L=32k 968.7 -> 959.8 (960.4, 959.8), B=8 L=32k 251.6 -> 249.9, B=16 L=16k 250.9 -> 249.6,
-// B=32 L=16k 486.5 -> 485.7; 7-15 % lost up to 1.7 % at 16k keys (the pieces' own cost above
-// what the even ends save), and so did pieces of 2-4 tiles.
-struct DecodeTailKnob {
-  double fraction = 0.03;
-  int piece = 0;
-  int min_tiles = 96;     // DecodeScheduleLimits::tail_min_tiles
-  bool kv16_only = true;  // the default applies to 16-bit KV caches only
-};
-DecodeTailKnob DecodeTail();
-// Tests: plans of wrappers created from now on cut tails of `percent` (0: off) with pieces of
-// `piece` tiles wherever a slot's share is at least `min_tiles` (0: any); percent < 0 restores
-// the knob.
-void SetDecodeTailForTesting(int percent, int piece, int min_tiles = 96);
-
 // Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
 int DecodeStages(int head_dim, int kv_bytes);
 int DecodeCtasPerSm(int head_dim, int kv_bytes);
