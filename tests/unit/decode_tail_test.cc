@@ -122,11 +122,14 @@ TEST_CASE("decode plans: tail pieces of one-wave plans", "[decode]") {
       CHECK(again.work[i].partial == s.work[i].partial);
     }
   }
-  SECTION("B=64 L=4k, two waves: items of 64 tiles keep 60, with tail_max_waves 2") {
+  SECTION("B=64 L=4k, two waves: items of 64 tiles keep 60 (tail_max_waves 2, 48 tiles a wave)") {
     const std::vector<ops::DecodeRequest> req(64, {0, 4096, 0});
     ops::DecodeScheduleLimits l = Limits(64, 0.03);
     CHECK(ops::BuildDecodeSchedule(req, l).work.size() == 64);  // one wave only: left alone
     l.tail_max_waves = 2;
+    // A wave's share, 62 tiles, is under the default's 96: left alone.
+    CHECK(ops::BuildDecodeSchedule(req, l).work.size() == 64);
+    l.tail_min_tiles = 48;
     const ops::DecodeSchedule s = ops::BuildDecodeSchedule(req, l);
     CheckPlan(s, req, l);
     // A slot's share 64 x 64 x 8 / 264 = 124.1 tiles over 2 waves: kept floor(0.97 x 62.06) = 60,

@@ -218,9 +218,10 @@ int CutDecodeTail(DecodeSchedule& s, const DecodeScheduleLimits& limits) {
   for (const attention::DecodeWorkItem& w : s.work) total += TilesOf(w);
   const double share =
       static_cast<double>(total * per_item) / static_cast<double>(std::max(1, limits.slots));
-  if (share < limits.tail_min_tiles) return 0;
-  const int64_t keep = std::max<int64_t>(
-      1, static_cast<int64_t>((1.0 - limits.tail_fraction) * share / static_cast<double>(waves)));
+  const double wave_share = share / static_cast<double>(waves);
+  if (wave_share < limits.tail_min_tiles) return 0;
+  const int64_t keep =
+      std::max<int64_t>(1, static_cast<int64_t>((1.0 - limits.tail_fraction) * wave_share));
   int64_t most_given = 0;
   for (const attention::DecodeWorkItem& w : s.work)
     most_given = std::max(most_given, TilesOf(w) - keep);

@@ -83,15 +83,13 @@ struct DecodeScheduleLimits {
   double merge_kernel_trip = 0.5;
   int merge_kernel_partials = 128;
   int merge_kernel_min_partials = 8;
-  // Tail pieces (CutDecodeTail): in a plan of one wave that reads at least tail_min_tiles tiles a
-  // slot, items longer than (1 - tail_fraction) of a slot's share keep that much and give the
-  // rest as pieces of about tail_piece tiles (0: a 32nd of the share), launched after every
-  // other item, for the slots that finish first. 0: off.
+  // Tail pieces (CutDecodeTail): in a plan of at most tail_max_waves waves whose wave reads at
+  // least tail_min_tiles tiles a slot, items longer than (1 - tail_fraction) of a wave's share
+  // keep that much and give the rest as pieces of about tail_piece tiles (0: a 32nd of a slot's
+  // share), launched after every other item, for the slots that finish first. 0: off.
   double tail_fraction = 0.0;
   int tail_piece = 0;
   int tail_min_tiles = 96;
-  // Plans of up to this many waves (ceil(CTAs / slots)) cut tails; the share then counts a
-  // wave's (P / waves).
   int tail_max_waves = 1;
 };
 
@@ -119,21 +117,21 @@ struct DecodeSchedule {
 int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
                           const DecodeScheduleLimits& limits);
 
-// Tail pieces. The CTAs of a one-wave plan read the same tiles, but not at the same rate: on the
-// H200 the ends of 256 equal CTAs spread over about a tenth of their time (session 12), and
-// their SMs idle from their own end to the last one. With the share of a slot P = (tiles of all
-// the plan's CTAs) / slots, an item of more than B = max(1, floor((1 - tail_fraction) x P)) tiles
-// keeps its first B tiles, and its other tiles become pieces of about p tiles (limits.tail_piece,
-// 0: P / 32, at least 1), each a work item of its own; the pieces follow every other item (the GPU
-// starts CTAs in about launch order), so the block scheduler hands them to the slots that finish
-// first. The request's items (kept part and pieces) take consecutive partial slots and one merge
-// item, so the merge reads them in the same order on every run: the output's bits depend on the
-// plan only. Applies where limits.tail_fraction > 0, the plan is not merged by clusters, its CTAs
-// fit limits.tail_max_waves waves (W = ceil(items x ctas_per_item / slots); the kept part is then
-// (1 - tail_fraction) x P / W) and P >= limits.tail_min_tiles; pieces grow until
-// the plan holds at most limits.max_items items (at the default 3 %, the benchmark's plans take
-// two pieces an item, within the four waves of items the workspace holds beyond one a request).
-// Returns the number of pieces made.
+// Tail pieces. A plan whose CTAs do not fill its last wave leaves SMs with one CTA or none, and
+// an SM reads less with one CTA than with two (session 22: 248 / 256 / 264 equal CTAs read 4.375
+// / 4.436 / 4.487 TB/s); the CTAs of a wave also end over about a tenth of their time (session
+// 12). With a slot's share P = (tiles of all the plan's CTAs) / slots and W = ceil(CTAs / slots)
+// waves, an item of more than B = max(1, floor((1 - tail_fraction) x P / W)) tiles keeps its
+// first B tiles, and its other tiles become pieces of about p tiles (limits.tail_piece, 0: P / 32,
+// at least 1), each a work item of its own. The pieces follow every other item (the GPU starts
+// CTAs in about launch order), so the block scheduler hands them to the slots that would idle.
+// A request's items (kept parts and pieces) take consecutive partial slots and one merge item,
+// so the merge reads them in the same order on every run: the output's bits depend on the plan
+// only. Applies where limits.tail_fraction > 0, the plan is not merged by clusters, W <=
+// limits.tail_max_waves and P / W >= limits.tail_min_tiles. Pieces grow until the plan holds at
+// most limits.max_items items (at the default 3 %, the benchmark's plans take one or two pieces
+// an item, within the four waves of items the workspace holds beyond one a request). Returns the
+// number of pieces made.
 int CutDecodeTail(DecodeSchedule& schedule, const DecodeScheduleLimits& limits);
 
 // Tests: plans made afterwards take chunks of `keys` (rounded up to a tile) where the workspace
