@@ -148,13 +148,15 @@ void SetDecodePersistentForTesting(int mode, int max_ctas);
 // Knob FLASHJIT_DECODE_TAIL = "percent", "percent,piece" or "percent,piece,waves": the
 // tail_fraction in percent (0: off, up to 50), the piece in tiles (0 or absent: a 32nd of a
 // slot's share) and the most waves a plan may have (absent: 1), for every KV dtype; unset (or
-// anything else): 3 %, pieces of a 32nd of a slot's share, plans of up to 2 waves whose wave reads
-// at least 96 tiles a slot, 16-bit KV caches only. Measured on the H200 (session 22, bf16 32/8
-// heads, D 128, page 16, queued us, two rounds a form): one-wave plans, off -> 3 % (call 2): B=16
-// L=32k 490.2 -> 485.6, B=32 L=32k 968.7 -> 959.8, B=8 L=32k 251.6 -> 249.9, B=16 L=16k 250.9 ->
-// 249.6, B=32 L=16k 486.5 -> 485.7; 7-15 % lost up to 1.7 % at 16k keys, and so did pieces of 2-4
-// tiles. Two waves (call 7, 512 CTAs on 264 slots): B=64 L=32k 1923.6 -> 1904.7, L=16k 964.2 ->
-// 960.1, but L=4k (62 tiles a wave) 248.1 -> 254.2, hence the 96 tiles a wave.
+// anything else): 3 %, pieces of a 32nd of a slot's share, plans of one wave that reads at least
+// 96 tiles a slot or of two whose wave reads at least 192, 16-bit KV caches only. Measured on the
+// H200 (session 22, bf16 32/8 heads, D 128, page 16, queued us, two rounds a form): one-wave plans,
+// off -> 3 % (call 2): B=16 L=32k 490.2 -> 485.6, B=32 L=32k 968.7 -> 959.8, B=8 L=32k 251.6 ->
+// 249.9, B=16 L=16k 250.9 -> 249.6, B=32 L=16k 486.5 -> 485.7; 7-15 % lost up to 1.7 % at 16k keys,
+// and so did pieces of 2-4 tiles. Two waves (calls 7 and 8): B=64 L=32k 1923.6 -> 1904.7 and 1924.1
+// -> 1903.8, B=56 L=32k 1701.7 -> 1669.6, B=60 L=16k 907.6 -> 902.9, B=64 L=16k 964.0 -> 961.3, but
+// B=64 L=8k (124 tiles a wave) 486.4 -> 489.1 and L=4k (62) 248.1 -> 254.2, hence 192 tiles a wave
+// there.
 struct DecodeTailKnob {
   double fraction = 0.03;
   int piece = 0;
