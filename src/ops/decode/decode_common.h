@@ -166,8 +166,8 @@ struct DecodeTailKnob {
 };
 DecodeTailKnob DecodeTail();
 // Tests: plans of wrappers created from now on cut tails of `percent` (0: off) with pieces of
-// `piece` tiles wherever a slot's share is at least `min_tiles` (0: any); percent < 0 restores
-// the knob.
+// `piece` tiles, in plans of up to `max_waves` waves whose wave reads at least `min_tiles` tiles a
+// slot (twice that in plans of more than one wave; 0: any); percent < 0 restores the knob.
 void SetDecodeTailForTesting(int percent, int piece, int min_tiles = 96, int max_waves = 1);
 
 // Whether a decode attention launch uses programmatic dependent launch (sm_90+, PDL: the
