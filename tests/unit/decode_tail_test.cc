@@ -122,17 +122,16 @@ TEST_CASE("decode plans: tail pieces of one-wave plans", "[decode]") {
       CHECK(again.work[i].partial == s.work[i].partial);
     }
   }
-  SECTION(
-      "B=64 L=4k, two waves: items of 64 tiles keep 60 (tail_max_waves 2, 2 x 31 tiles a wave)") {
+  SECTION("B=64 L=4k, two waves: items of 64 tiles keep 60 (tail_max_waves 2, 62 tiles a wave)") {
     const std::vector<ops::DecodeRequest> req(64, {0, 4096, 0});
     ops::DecodeScheduleLimits l = Limits(64, 0.03);
     CHECK(ops::BuildDecodeSchedule(req, l).work.size() == 64);  // one wave only: left alone
     l.tail_max_waves = 2;
-    // A wave's share, 62 tiles, is under the default's 2 x 96 for two waves: left alone.
+    // A wave's share, 62 tiles, is under the default's 192 for plans of two waves: left alone.
     CHECK(ops::BuildDecodeSchedule(req, l).work.size() == 64);
-    l.tail_min_tiles = 32;  // 2 x 32 = 64 > 62: still left alone
+    l.tail_min_wave_tiles = 63;  // still over 62: left alone
     CHECK(ops::BuildDecodeSchedule(req, l).work.size() == 64);
-    l.tail_min_tiles = 31;
+    l.tail_min_wave_tiles = 62;
     const ops::DecodeSchedule s = ops::BuildDecodeSchedule(req, l);
     CheckPlan(s, req, l);
     // A slot's share 64 x 64 x 8 / 264 = 124.1 tiles over 2 waves: kept floor(0.97 x 62.06) = 60,

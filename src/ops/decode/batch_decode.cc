@@ -184,6 +184,7 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
     limits.tail_fraction = tail.fraction;
     limits.tail_piece = tail.piece;
     limits.tail_min_tiles = tail.min_tiles;
+    limits.tail_min_wave_tiles = tail.min_wave_tiles;
     limits.tail_max_waves = tail.max_waves;
   }
   return limits;

@@ -291,9 +291,12 @@ DecodeTailKnob ParseTailKnob(const char* v) {
 DecodeTailKnob DecodeTail() {
   const int forced = g_tail_test_percent.load(std::memory_order_relaxed);
   if (forced >= 0)
-    return {static_cast<double>(forced) / 100.0, g_tail_test_piece.load(std::memory_order_relaxed),
+    return {static_cast<double>(forced) / 100.0,
+            g_tail_test_piece.load(std::memory_order_relaxed),
             g_tail_test_min.load(std::memory_order_relaxed),
-            g_tail_test_waves.load(std::memory_order_relaxed), false};
+            2 * g_tail_test_min.load(std::memory_order_relaxed),
+            g_tail_test_waves.load(std::memory_order_relaxed),
+            false};
   static const DecodeTailKnob kKnob = ParseTailKnob(std::getenv("FLASHJIT_DECODE_TAIL"));
   return kKnob;
 }

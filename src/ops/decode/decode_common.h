@@ -160,14 +160,16 @@ void SetDecodePersistentForTesting(int mode, int max_ctas);
 struct DecodeTailKnob {
   double fraction = 0.03;
   int piece = 0;
-  int min_tiles = 96;     // DecodeScheduleLimits::tail_min_tiles
-  int max_waves = 2;      // DecodeScheduleLimits::tail_max_waves
-  bool kv16_only = true;  // the default applies to 16-bit KV caches only
+  int min_tiles = 96;        // DecodeScheduleLimits::tail_min_tiles
+  int min_wave_tiles = 192;  // DecodeScheduleLimits::tail_min_wave_tiles
+  int max_waves = 2;         // DecodeScheduleLimits::tail_max_waves
+  bool kv16_only = true;     // the default applies to 16-bit KV caches only
 };
 DecodeTailKnob DecodeTail();
 // Tests: plans of wrappers created from now on cut tails of `percent` (0: off) with pieces of
 // `piece` tiles, in plans of up to `max_waves` waves whose wave reads at least `min_tiles` tiles a
-// slot (twice that in plans of more than one wave; 0: any); percent < 0 restores the knob.
+// slot (plans of more than one wave: 2 x min_tiles, as min_wave_tiles is by default; 0: any);
+// percent < 0 restores the knob.
 void SetDecodeTailForTesting(int percent, int piece, int min_tiles = 96, int max_waves = 1);
 
 // Whether a decode attention launch uses programmatic dependent launch (sm_90+, PDL: the

@@ -218,9 +218,8 @@ int CutDecodeTail(DecodeSchedule& s, const DecodeScheduleLimits& limits) {
   for (const attention::DecodeWorkItem& w : s.work) total += TilesOf(w);
   const double share =
       static_cast<double>(total * per_item) / static_cast<double>(std::max(1, limits.slots));
-  // A plan of several waves needs twice the share a wave (session 22: see DecodeTailKnob).
   const double wave_share = share / static_cast<double>(waves);
-  if (wave_share < double(limits.tail_min_tiles) * (waves > 1 ? 2 : 1)) return 0;
+  if (wave_share < (waves > 1 ? limits.tail_min_wave_tiles : limits.tail_min_tiles)) return 0;
   const int64_t keep =
       std::max<int64_t>(1, static_cast<int64_t>((1.0 - limits.tail_fraction) * wave_share));
   int64_t most_given = 0;

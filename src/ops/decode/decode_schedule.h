@@ -84,13 +84,14 @@ struct DecodeScheduleLimits {
   int merge_kernel_partials = 128;
   int merge_kernel_min_partials = 8;
   // Tail pieces (CutDecodeTail): in a plan of at most tail_max_waves waves whose wave reads at
-  // least tail_min_tiles tiles a slot (twice that in plans of more than one wave), items longer
-  // than (1 - tail_fraction) of a wave's share keep that much and give the rest as pieces of about
-  // tail_piece tiles (0: a 32nd of a slot's share), launched after every other item, for the slots
-  // that finish first. 0: off.
+  // least tail_min_tiles tiles a slot (tail_min_wave_tiles in plans of more than one wave), items
+  // longer than (1 - tail_fraction) of a wave's share keep that much and give the rest as pieces
+  // of about tail_piece tiles (0: a 32nd of a slot's share), launched after every other item, for
+  // the slots that finish first. 0: off.
   double tail_fraction = 0.0;
   int tail_piece = 0;
   int tail_min_tiles = 96;
+  int tail_min_wave_tiles = 192;
   int tail_max_waves = 1;
 };
 
@@ -129,10 +130,10 @@ int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
 // A request's items (kept parts and pieces) take consecutive partial slots and one merge item,
 // so the merge reads them in the same order on every run: the output's bits depend on the plan
 // only. Applies where limits.tail_fraction > 0, the plan is not merged by clusters, W <=
-// limits.tail_max_waves and P / W >= limits.tail_min_tiles (twice that where W > 1). Pieces grow
-// until the plan holds at most limits.max_items items (at the default 3 %, the benchmark's plans
-// take one or two pieces an item, within the four waves of items the workspace holds beyond one a
-// request). Returns the number of pieces made.
+// limits.tail_max_waves and P / W >= limits.tail_min_tiles (tail_min_wave_tiles where W > 1).
+// Pieces grow until the plan holds at most limits.max_items items (at the default 3 %, the
+// benchmark's plans take one or two pieces an item, within the four waves of items the workspace
+// holds beyond one a request). Returns the number of pieces made.
 int CutDecodeTail(DecodeSchedule& schedule, const DecodeScheduleLimits& limits);
 
 // Tests: plans made afterwards take chunks of `keys` (rounded up to a tile) where the workspace
