@@ -121,7 +121,7 @@ struct Options {
   std::vector<int> lengths;  // --lengths (empty: each grid's own)
   std::vector<int> batches;  // --batches (empty: 1, 16, 64, 256)
   int max_batch = 0;
-  bool kv_e4m3 = false;  // --kv e4m3
+  bool kv_e4m3 = false;  // --kv e4m3: every shape of the grid over e4m3 caches
   std::string stamps;
   std::vector<Config> configs;  // --configs (empty: the default grid on `custom`)
   Config custom;                // --hq etc.; name "custom" once any of them is given
@@ -419,8 +419,8 @@ int main(int argc, char** argv) {
       for (int b : batches)
         for (int len :
              opt.lengths.empty() ? std::vector<int>{1024, 4096, 16384, 32768} : opt.lengths)
-          shapes.push_back({b, len, c.q, ci});
-      if (c.q == DType::kBF16)
+          shapes.push_back({b, len, opt.kv_e4m3 ? DType::kF8E4M3 : c.q, ci});
+      if (c.q == DType::kBF16 && !opt.kv_e4m3)
         for (auto [b, len] : {std::pair{16, 4096}, {64, 4096}, {64, 32768}, {256, 1024}})
           shapes.push_back({b, len, DType::kF8E4M3, ci});
       continue;
