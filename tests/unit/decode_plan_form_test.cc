@@ -149,6 +149,62 @@ TEST_CASE("decode plans: fp8 caches and the last wave", "[decode]") {
   CHECK(chunk(DType::kBF16, 128, 64, 1024) == 1024);
 }
 
+// Sessions 22-23: where the default tail rule (DecodeTailKnob) cuts the plans of the H200's
+// 132 SMs: one-wave plans of >= 96 tiles a slot, whole requests there from 384 tiles (16-bit
+// caches) or 192 (fp8), two-wave plans of >= 192 tiles a wave; never at D 256 (one CTA an SM) or
+// in graph mode.
+TEST_CASE("decode plans: where the default tail rule cuts", "[decode]") {
+  if (std::getenv("FLASHJIT_DECODE_TAIL") || std::getenv("FLASHJIT_DECODE_PLAN_MODEL") ||
+      std::getenv("FLASHJIT_DECODE_CHUNK")) {
+    WARN("a decode plan knob is set: the default plans are not checked");
+    return;
+  }
+  auto engine = test::MakeTestEngine("");
+  // The plan's items with the default knob, and without pieces.
+  auto items = [&](DType kv, int d, int hq, int hkv, int b, int len, bool graph = false) {
+    BatchDecodeConfig c;
+    c.num_qo_heads = hq;
+    c.num_kv_heads = hkv;
+    c.head_dim = d;
+    c.kv_dtype = kv;
+    c.max_batch_size = b;
+    c.cuda_graph = graph;
+    ops::DecodeScheduleLimits l = ops::BatchDecodeLimits(*engine, c, 132);
+    l.max_items = ops::BatchDecodeMaxItems(c, l);
+    const std::vector<ops::DecodeRequest> req(b, {0, len, 0});
+    const size_t cut = ops::BuildDecodeSchedule(req, l).work.size();
+    l.tail_fraction = 0;
+    return std::pair{cut, ops::BuildDecodeSchedule(req, l).work.size()};
+  };
+  auto cuts = [&](DType kv, int d, int hq, int hkv, int b, int len, bool graph = false) {
+    const auto [cut, plain] = items(kv, d, hq, hkv, b, len, graph);
+    return cut > plain;
+  };
+  constexpr DType kBf16 = DType::kBF16, kE4m3 = DType::kF8E4M3;
+  // Split requests of one wave (session 22: B=16 L=32k -0.9 %, B=16 L=16k -0.5 %).
+  CHECK(cuts(kBf16, 128, 32, 8, 16, 32768));
+  CHECK(cuts(kBf16, 128, 32, 8, 16, 16384));
+  // Whole requests: 124 tiles a slot lost (B=32 L=8k +1.3 %, qwen7b B=64 L=8k +2.6 %), as did 248
+  // for 16-bit caches (qwen7b B=64 L=16k +0.7 %); 496 won (B=32 L=32k -1.2 %).
+  CHECK_FALSE(cuts(kBf16, 128, 32, 8, 32, 8192));
+  CHECK_FALSE(cuts(kBf16, 128, 28, 4, 64, 8192));
+  CHECK_FALSE(cuts(kBf16, 128, 28, 4, 64, 16384));
+  CHECK(cuts(kBf16, 128, 32, 8, 32, 32768));
+  // fp8 (396 slots): B=16 L=32k -1.2 %, B=48 L=16k (whole, 248 tiles) -1.1 %; B=48 L=8k (whole,
+  // 124) +1.5 % left alone.
+  CHECK(cuts(kE4m3, 128, 32, 8, 16, 32768));
+  CHECK(cuts(kE4m3, 128, 32, 8, 48, 16384));
+  CHECK_FALSE(cuts(kE4m3, 128, 32, 8, 48, 8192));
+  // Two waves of >= 192 tiles a wave (B=64 L=32k -1.7 %), not of 124 (B=64 L=8k +0.6 %).
+  CHECK(cuts(kBf16, 128, 32, 8, 64, 32768));
+  CHECK_FALSE(cuts(kBf16, 128, 32, 8, 64, 8192));
+  // D 256, one CTA an SM: gemma2 lost at every shape cut (bf16 +0.6-2.7 %, fp8 +27-28 %).
+  CHECK_FALSE(cuts(kBf16, 256, 16, 8, 16, 16384));
+  CHECK_FALSE(cuts(kE4m3, 256, 16, 8, 16, 16384));
+  // Graph mode keeps its grid.
+  CHECK_FALSE(cuts(kBf16, 128, 32, 8, 16, 32768, true));
+}
+
 // Session 18: fp8 launches at D 128 whose CTAs leave a slot free on most SMs and read 4 tiles or
 // more take no PDL (ops::DecodePdlCrowds); graph mode, the merge kernel's plans and 16-bit caches
 // keep it.

@@ -163,6 +163,7 @@ TEST_CASE("decode plans: tail pieces of one-wave plans", "[decode]") {
       const int piece = static_cast<int>(rng() % 3) * 4;  // 0 (auto), 4, 8
       ops::DecodeScheduleLimits l = Limits(n, 0.05 + 0.05 * (rng() % 4), piece);
       l.tail_min_tiles = 8;
+      l.tail_min_whole_tiles = 8;
       // The chooser plans such batches over several waves; chunks forced long (every other
       // round unsplit) make plans of one wave.
       ops::SetDecodeChunkForTesting(round % 2 ? 1 << 16 : 16384);
@@ -172,6 +173,49 @@ TEST_CASE("decode plans: tail pieces of one-wave plans", "[decode]") {
     }
     ops::SetDecodeChunkForTesting(0);
     CHECK(cut >= 10);  // the rule applied to a fair share of the batches
+  }
+  SECTION("whole requests of one-wave plans: only from tail_min_whole_tiles a slot") {
+    // B=32 L=8k: 256 unsplit CTAs of 128 tiles, a slot's share 124.1 tiles, under the default 384:
+    // left as it was; at 124 cut like split items (keep floor(0.97 x 124.1) = 120, give 8 tiles as
+    // 2 pieces of round(124.1 / 32) = 4).
+    const std::vector<ops::DecodeRequest> req(32, {0, 8192, 0});
+    ops::DecodeScheduleLimits l = Limits(32, 0.03);
+    REQUIRE(ops::BuildDecodeSchedule(req, Limits(32, 0.0)).work.size() == 32);
+    const ops::DecodeSchedule s = ops::BuildDecodeSchedule(req, l);
+    CHECK(s.work.size() == 32);
+    CHECK(s.merge.empty());
+    l.tail_min_whole_tiles = 124;
+    const ops::DecodeSchedule cut = ops::BuildDecodeSchedule(req, l);
+    CheckPlan(cut, req, l);
+    REQUIRE(cut.work.size() == 32 + 64);
+    for (size_t i = 0; i < cut.work.size(); ++i) CHECK(Tiles(cut.work[i]) == (i < 32 ? 120 : 4));
+    // B=32 L=32k: unsplit, 496.5 tiles a slot, over 384: cut (keep 481, give 31 tiles as pieces
+    // of 16 and 15).
+    const std::vector<ops::DecodeRequest> longer(32, {0, 32768, 0});
+    const ops::DecodeScheduleLimits d = Limits(32, 0.03);
+    const ops::DecodeSchedule s2 = ops::BuildDecodeSchedule(longer, d);
+    CheckPlan(s2, longer, d);
+    REQUIRE(s2.work.size() == 32 + 64);
+    for (size_t i = 0; i < s2.work.size(); ++i)
+      CHECK(Tiles(s2.work[i]) == (i < 32 ? 481 : i < 64 ? 16 : 15));
+    // A mixed batch (chunks forced to 16k keys): the split requests give their tails, the whole
+    // ones keep theirs.
+    std::vector<ops::DecodeRequest> mixed;
+    for (int b = 0; b < 16; ++b) mixed.push_back({b * 2048, b % 2 ? 16384 : 32768, 0});
+    ops::SetDecodeChunkForTesting(16384);
+    const ops::DecodeSchedule m = ops::BuildDecodeSchedule(mixed, Limits(16, 0.03));
+    const ops::DecodeSchedule m0 = ops::BuildDecodeSchedule(mixed, Limits(16, 0.0));
+    ops::SetDecodeChunkForTesting(0);
+    const auto by_request = CheckPlan(m, mixed, Limits(16, 0.03));
+    REQUIRE(m.work.size() > m0.work.size());
+    for (const auto& [b, items] : by_request) {
+      INFO("request " << b);
+      if (b % 2) {
+        CHECK(items.size() == 1);  // whole: 256 tiles, a slot's share 186.2 < 384
+      } else {
+        CHECK(items.size() > 2);  // two chunks of 256 tiles, each over floor(0.97 x 186.2)
+      }
+    }
   }
   SECTION("plans the rule leaves alone") {
     const auto same = [](const std::vector<ops::DecodeRequest>& req, int max_batch) {

@@ -178,13 +178,16 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
       limits.lone_tile_cost_merge_kernel = 0.8;
     }
   }
-  // Tail pieces (CutDecodeTail), outside graph mode: a captured launch keeps its grid.
+  // Tail pieces (CutDecodeTail), outside graph mode (a captured launch keeps its grid), and not
+  // where a slot is an SM (DecodeTailKnob: gemma2 at D 256 lost at every shape cut).
   if (const DecodeTailKnob tail = DecodeTail();
-      !c.cuda_graph && (!tail.kv16_only || DTypeBytes(c.kv_dtype) == 2)) {
+      !c.cuda_graph && (tail.lone_slots || limits.slots > sms)) {
     limits.tail_fraction = tail.fraction;
     limits.tail_piece = tail.piece;
     limits.tail_min_tiles = tail.min_tiles;
     limits.tail_min_wave_tiles = tail.min_wave_tiles;
+    limits.tail_min_whole_tiles =
+        DTypeBytes(c.kv_dtype) == 1 ? tail.min_whole_tiles_fp8 : tail.min_whole_tiles;
     limits.tail_max_waves = tail.max_waves;
   }
   return limits;

@@ -283,20 +283,23 @@ DecodeTailKnob ParseTailKnob(const char* v) {
   k.fraction = static_cast<double>(percent) / 100.0;
   k.piece = static_cast<int>(piece);
   k.max_waves = static_cast<int>(waves);
-  k.kv16_only = false;
   return k;
 }
 }  // namespace
 
 DecodeTailKnob DecodeTail() {
   const int forced = g_tail_test_percent.load(std::memory_order_relaxed);
-  if (forced >= 0)
+  if (forced >= 0) {
+    const int min_tiles = g_tail_test_min.load(std::memory_order_relaxed);
     return {static_cast<double>(forced) / 100.0,
             g_tail_test_piece.load(std::memory_order_relaxed),
-            g_tail_test_min.load(std::memory_order_relaxed),
-            2 * g_tail_test_min.load(std::memory_order_relaxed),
+            min_tiles,
+            2 * min_tiles,
+            min_tiles,
+            min_tiles,
             g_tail_test_waves.load(std::memory_order_relaxed),
-            false};
+            true};
+  }
   static const DecodeTailKnob kKnob = ParseTailKnob(std::getenv("FLASHJIT_DECODE_TAIL"));
   return kKnob;
 }

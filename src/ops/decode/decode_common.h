@@ -143,33 +143,41 @@ int DecodePersistentMaxCtas();
 // CTAs (0: no limit); mode < 0 restores the knob and the resident capacity.
 void SetDecodePersistentForTesting(int mode, int max_ctas);
 
-// Tail pieces of batch plans (ops::CutDecodeTail, session 22), outside graph mode. A plan knob,
-// declared here and not beside the variant spec: decode_spec.h joins every kernel's cache key.
-// Knob FLASHJIT_DECODE_TAIL = "percent", "percent,piece" or "percent,piece,waves": the
+// Tail pieces of batch plans (ops::CutDecodeTail, sessions 22-23), outside graph mode. A plan
+// knob, declared here and not beside the variant spec: decode_spec.h joins every kernel's cache
+// key. Knob FLASHJIT_DECODE_TAIL = "percent", "percent,piece" or "percent,piece,waves": the
 // tail_fraction in percent (0: off, up to 50), the piece in tiles (0 or absent: a 32nd of a
-// slot's share) and the most waves a plan may have (absent: 1), for every KV dtype; unset (or
-// anything else): 3 %, pieces of a 32nd of a slot's share, plans of one wave that reads at least
-// 96 tiles a slot or of two whose wave reads at least 192, 16-bit KV caches only. Measured on the
-// H200 (session 22, bf16 32/8 heads, D 128, page 16, queued us, two rounds a form): one-wave plans,
-// off -> 3 % (call 2): B=16 L=32k 490.2 -> 485.6, B=32 L=32k 968.7 -> 959.8, B=8 L=32k 251.6 ->
-// 249.9, B=16 L=16k 250.9 -> 249.6, B=32 L=16k 486.5 -> 485.7; 7-15 % lost up to 1.7 % at 16k keys,
-// and so did pieces of 2-4 tiles. Two waves (calls 7 and 8): B=64 L=32k 1923.6 -> 1904.7 and 1924.1
-// -> 1903.8, B=56 L=32k 1701.7 -> 1669.6, B=60 L=16k 907.6 -> 902.9, B=64 L=16k 964.0 -> 961.3, but
-// B=64 L=8k (124 tiles a wave) 486.4 -> 489.1 and L=4k (62) 248.1 -> 254.2, hence 192 tiles a wave
-// there.
+// slot's share) and the most waves a plan may have (absent: 1); unset (or anything else): 3 %,
+// pieces of a 32nd of a slot's share, plans of up to two waves. Either way, for every KV dtype:
+// plans of one wave that reads at least 96 tiles a slot (an item that is its request's only one
+// from 384 tiles, 192 for fp8 caches) or of two whose wave reads at least 192, and never plans of
+// one CTA an SM (D 256). Measured on the H200, queued us, off -> 3 %:
+// - session 22 (bf16 32/8 heads, D 128, page 16, two rounds a form): one wave, B=16 L=32k 490.2
+//   -> 485.6, B=32 L=32k 968.7 -> 959.8, B=8 L=32k 251.6 -> 249.9, B=16 L=16k 250.9 -> 249.6;
+//   7-15 % and pieces of 2-4 tiles lost up to 1.7 %. Two waves, B=64 L=32k 1923.6 -> 1904.7,
+//   B=56 L=32k 1701.7 -> 1669.6, B=64 L=16k 964.0 -> 961.3; but B=64 L=8k (124 tiles a wave) +0.6
+//   % and L=4k (62) +2.5 %, hence 192 tiles a wave there.
+// - session 23 (10 configurations x 4-256 requests x 8k-32k keys, three rounds a form; calls 3
+//   and 4 in docs/perf/decode.md): cut whole requests at 124 tiles a slot lost 0.2-2.6 % (bf16
+//   base B=32 L=8k +1.3 %, qwen7b B=64 L=8k +2.6 %; fp8 B=48 L=8k +1.5 %), at 248 tiles +0.5-0.7 %
+//   for 16-bit caches and -1.1 to -2.5 % for fp8; split ones won up to 1.6 % at 124 tiles.
+//   fp8 caches (3 CTAs an SM) won 0.5-3.2 % wherever cut but at those whole requests. gemma2
+//   (D 256, one CTA an SM) lost 0.6-2.7 % (bf16) and 27-28 % (fp8) at every shape cut.
 struct DecodeTailKnob {
   double fraction = 0.03;
   int piece = 0;
-  int min_tiles = 96;        // DecodeScheduleLimits::tail_min_tiles
-  int min_wave_tiles = 192;  // DecodeScheduleLimits::tail_min_wave_tiles
-  int max_waves = 2;         // DecodeScheduleLimits::tail_max_waves
-  bool kv16_only = true;     // the default applies to 16-bit KV caches only
+  int min_tiles = 96;             // DecodeScheduleLimits::tail_min_tiles
+  int min_wave_tiles = 192;       // DecodeScheduleLimits::tail_min_wave_tiles
+  int min_whole_tiles = 384;      // DecodeScheduleLimits::tail_min_whole_tiles, 16-bit caches
+  int min_whole_tiles_fp8 = 192;  // and fp8 caches
+  int max_waves = 2;              // DecodeScheduleLimits::tail_max_waves
+  bool lone_slots = false;        // also plans of one CTA an SM
 };
 DecodeTailKnob DecodeTail();
 // Tests: plans of wrappers created from now on cut tails of `percent` (0: off) with pieces of
 // `piece` tiles, in plans of up to `max_waves` waves whose wave reads at least `min_tiles` tiles a
-// slot (plans of more than one wave: 2 x min_tiles, as min_wave_tiles is by default; 0: any);
-// percent < 0 restores the knob.
+// slot (whole requests too; plans of more than one wave: 2 x min_tiles, as min_wave_tiles is by
+// default; 0: any), plans of one CTA an SM included; percent < 0 restores the knob.
 void SetDecodeTailForTesting(int percent, int piece, int min_tiles = 96, int max_waves = 1);
 
 // Whether a decode attention launch uses programmatic dependent launch (sm_90+, PDL: the

@@ -222,14 +222,24 @@ int CutDecodeTail(DecodeSchedule& s, const DecodeScheduleLimits& limits) {
   if (wave_share < (waves > 1 ? limits.tail_min_wave_tiles : limits.tail_min_tiles)) return 0;
   const int64_t keep =
       std::max<int64_t>(1, static_cast<int64_t>((1.0 - limits.tail_fraction) * wave_share));
+  // An item that is its request's only one gains a partial write and a merge when cut: in a plan
+  // of one wave it is cut only from tail_min_whole_tiles a slot.
+  std::vector<int32_t> items_of;
+  for (const attention::DecodeWorkItem& w : s.work) {
+    if (w.request >= static_cast<int32_t>(items_of.size())) items_of.resize(w.request + 1, 0);
+    ++items_of[w.request];
+  }
+  const bool cut_whole = waves > 1 || share >= limits.tail_min_whole_tiles;
+  const auto gives = [&](const attention::DecodeWorkItem& w) {
+    if (!cut_whole && items_of[w.request] == 1) return int64_t{0};
+    return std::max<int64_t>(0, TilesOf(w) - keep);
+  };
   int64_t most_given = 0;
-  for (const attention::DecodeWorkItem& w : s.work)
-    most_given = std::max(most_given, TilesOf(w) - keep);
+  for (const attention::DecodeWorkItem& w : s.work) most_given = std::max(most_given, gives(w));
   if (most_given <= 0) return 0;
   const auto pieces_of = [&](int64_t piece) {
     int64_t n = 0;
-    for (const attention::DecodeWorkItem& w : s.work)
-      n += std::max<int64_t>(0, TilesOf(w) - keep + piece - 1) / piece;
+    for (const attention::DecodeWorkItem& w : s.work) n += (gives(w) + piece - 1) / piece;
     return n;
   };
   // The smallest piece (at least the wanted one) whose pieces fit the items' capacity.
@@ -265,7 +275,7 @@ int CutDecodeTail(DecodeSchedule& s, const DecodeScheduleLimits& limits) {
     pieces.clear();
     for (size_t j = i; j < end; ++j) {
       attention::DecodeWorkItem w = by_request[j];
-      const int64_t give = TilesOf(w) - keep;
+      const int64_t give = gives(w);
       if (give <= 0) {
         kept.push_back(w);
         continue;

@@ -87,11 +87,13 @@ struct DecodeScheduleLimits {
   // least tail_min_tiles tiles a slot (tail_min_wave_tiles in plans of more than one wave), items
   // longer than (1 - tail_fraction) of a wave's share keep that much and give the rest as pieces
   // of about tail_piece tiles (0: a 32nd of a slot's share), launched after every other item, for
-  // the slots that finish first. 0: off.
+  // the slots that finish first; in a plan of one wave, an item that is its request's only one
+  // only from tail_min_whole_tiles a slot. 0: off.
   double tail_fraction = 0.0;
   int tail_piece = 0;
   int tail_min_tiles = 96;
   int tail_min_wave_tiles = 192;
+  int tail_min_whole_tiles = 384;
   int tail_max_waves = 1;
 };
 
@@ -130,7 +132,10 @@ int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
 // A request's items (kept parts and pieces) take consecutive partial slots and one merge item,
 // so the merge reads them in the same order on every run: the output's bits depend on the plan
 // only. Applies where limits.tail_fraction > 0, the plan is not merged by clusters, W <=
-// limits.tail_max_waves and P / W >= limits.tail_min_tiles (tail_min_wave_tiles where W > 1).
+// limits.tail_max_waves and P / W >= limits.tail_min_tiles (tail_min_wave_tiles where W > 1); in
+// a plan of one wave, an item that is its request's only one (cutting it adds a partial write and
+// a merge) is cut only where P >= limits.tail_min_whole_tiles (session 23: whole requests at P =
+// 124 and, for 16-bit caches, 248 tiles read 0.1-2.6 % slower cut).
 // Pieces grow until the plan holds at most limits.max_items items (at the default 3 %, the
 // benchmark's plans take one or two pieces an item, within the four waves of items the workspace
 // holds beyond one a request). Returns the number of pieces made.

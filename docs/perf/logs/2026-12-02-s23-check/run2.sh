@@ -11,7 +11,7 @@ N=$PWD/build-stage
 export LD_LIBRARY_PATH=$N FLASHJIT_CACHE_DIR=$N/gpu-cache
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader > $OUT/device.txt
 start=$SECONDS
-SH="16x32768,24x16384,24x32768,48x16384,48x32768,8x32768,32x32768"
+SH="e4m3:16x32768,e4m3:24x16384,e4m3:24x32768,e4m3:48x16384,e4m3:48x32768,e4m3:8x32768,e4m3:32x32768"
 r=0
 for t in def 3 def 3 3 def; do
   if [ "$t" = def ]; then unset FLASHJIT_DECODE_TAIL; else export FLASHJIT_DECODE_TAIL=$t; fi
