@@ -161,8 +161,10 @@ TEST_CASE("decode plans: where the default tail rule cuts", "[decode]") {
   }
   auto engine = test::MakeTestEngine("");
   // The plan's items with the default knob, and without pieces.
-  auto items = [&](DType kv, int d, int hq, int hkv, int b, int len, bool graph = false) {
+  auto items = [&](DType kv, int d, int hq, int hkv, int b, int len, bool graph = false,
+                   int page = 16) {
     BatchDecodeConfig c;
+    c.page_size = page;
     c.num_qo_heads = hq;
     c.num_kv_heads = hkv;
     c.head_dim = d;
@@ -176,8 +178,9 @@ TEST_CASE("decode plans: where the default tail rule cuts", "[decode]") {
     l.tail_fraction = 0;
     return std::pair{cut, ops::BuildDecodeSchedule(req, l).work.size()};
   };
-  auto cuts = [&](DType kv, int d, int hq, int hkv, int b, int len, bool graph = false) {
-    const auto [cut, plain] = items(kv, d, hq, hkv, b, len, graph);
+  auto cuts = [&](DType kv, int d, int hq, int hkv, int b, int len, bool graph = false,
+                  int page = 16) {
+    const auto [cut, plain] = items(kv, d, hq, hkv, b, len, graph, page);
     return cut > plain;
   };
   constexpr DType kBf16 = DType::kBF16, kE4m3 = DType::kF8E4M3;
@@ -201,6 +204,12 @@ TEST_CASE("decode plans: where the default tail rule cuts", "[decode]") {
   // D 256, one CTA an SM: gemma2 lost at every shape cut (bf16 +0.6-2.7 %, fp8 +27-28 %).
   CHECK_FALSE(cuts(kBf16, 256, 16, 8, 16, 16384));
   CHECK_FALSE(cuts(kE4m3, 256, 16, 8, 16, 16384));
+  // Pages of one key: one-wave plans from 192 tiles a slot (B=8 L=32k, 124 tiles, +1.2 / +1.6 %;
+  // B=16 L=32k, 248, cut), two-wave ones as for page 16 (B=64 L=32k -1.2 / -1.0 %).
+  CHECK_FALSE(cuts(kBf16, 128, 32, 8, 8, 32768, false, 1));
+  CHECK(cuts(kBf16, 128, 32, 8, 16, 32768, false, 1));
+  CHECK(cuts(kBf16, 128, 32, 8, 64, 32768, false, 1));
+  CHECK(cuts(kBf16, 128, 32, 8, 8, 32768, false, 64));
   // Graph mode keeps its grid.
   CHECK_FALSE(cuts(kBf16, 128, 32, 8, 16, 32768, true));
 }

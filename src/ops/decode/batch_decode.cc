@@ -184,7 +184,8 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
       !c.cuda_graph && (tail.lone_slots || limits.slots > sms)) {
     limits.tail_fraction = tail.fraction;
     limits.tail_piece = tail.piece;
-    limits.tail_min_tiles = tail.min_tiles;
+    limits.tail_min_tiles =
+        c.page_size < 16 ? std::max(tail.min_tiles, tail.min_tiles_small_pages) : tail.min_tiles;
     limits.tail_min_wave_tiles = tail.min_wave_tiles;
     limits.tail_min_whole_tiles =
         DTypeBytes(c.kv_dtype) == 1 ? tail.min_whole_tiles_fp8 : tail.min_whole_tiles;

@@ -297,6 +297,7 @@ DecodeTailKnob DecodeTail() {
             2 * min_tiles,
             min_tiles,
             min_tiles,
+            min_tiles,
             g_tail_test_waves.load(std::memory_order_relaxed),
             true};
   }

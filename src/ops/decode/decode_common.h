@@ -150,8 +150,9 @@ void SetDecodePersistentForTesting(int mode, int max_ctas);
 // slot's share) and the most waves a plan may have (absent: 1); unset (or anything else): 3 %,
 // pieces of a 32nd of a slot's share, plans of up to two waves. Either way, for every KV dtype:
 // plans of one wave that reads at least 96 tiles a slot (an item that is its request's only one
-// from 384 tiles, 192 for fp8 caches) or of two whose wave reads at least 192, and never plans of
-// one CTA an SM (D 256). Measured on the H200, queued us, off -> 3 %:
+// from 384 tiles, 192 for fp8 caches; 192 for pages of under 16 keys) or of two whose wave reads
+// at least 192, and never plans of one CTA an SM (D 256). Measured on the H200, queued us, off ->
+// 3 %:
 // - session 22 (bf16 32/8 heads, D 128, page 16, two rounds a form): one wave, B=16 L=32k 490.2
 //   -> 485.6, B=32 L=32k 968.7 -> 959.8, B=8 L=32k 251.6 -> 249.9, B=16 L=16k 250.9 -> 249.6;
 //   7-15 % and pieces of 2-4 tiles lost up to 1.7 %. Two waves, B=64 L=32k 1923.6 -> 1904.7,
@@ -162,16 +163,20 @@ void SetDecodePersistentForTesting(int mode, int max_ctas);
 //   base B=32 L=8k +1.3 %, qwen7b B=64 L=8k +2.6 %; fp8 B=48 L=8k +1.5 %), at 248 tiles +0.5-0.7 %
 //   for 16-bit caches and -1.1 to -2.5 % for fp8; split ones won up to 1.6 % at 124 tiles.
 //   fp8 caches (3 CTAs an SM) won 0.5-3.2 % wherever cut but at those whole requests. gemma2
-//   (D 256, one CTA an SM) lost 0.6-2.7 % (bf16) and 27-28 % (fp8) at every shape cut.
+//   (D 256, one CTA an SM) lost 0.6-2.7 % (bf16) and 27-28 % (fp8) at every shape cut. Page 1
+//   (a page id a key) lost at 124 tiles a slot in both calls (B=8 L=32k +1.2 / +1.6 %, fp8 B=24
+//   L=16k +0.8 / +0.5 %) and won from 248 in plans of one wave (fp8 B=24 L=32k -1.5 / -1.3 %)
+//   and of two (B=64 L=32k -1.2 / -1.0 %); page sizes 2-8 were not measured.
 struct DecodeTailKnob {
   double fraction = 0.03;
   int piece = 0;
-  int min_tiles = 96;             // DecodeScheduleLimits::tail_min_tiles
-  int min_wave_tiles = 192;       // DecodeScheduleLimits::tail_min_wave_tiles
-  int min_whole_tiles = 384;      // DecodeScheduleLimits::tail_min_whole_tiles, 16-bit caches
-  int min_whole_tiles_fp8 = 192;  // and fp8 caches
-  int max_waves = 2;              // DecodeScheduleLimits::tail_max_waves
-  bool lone_slots = false;        // also plans of one CTA an SM
+  int min_tiles = 96;               // DecodeScheduleLimits::tail_min_tiles
+  int min_wave_tiles = 192;         // DecodeScheduleLimits::tail_min_wave_tiles
+  int min_whole_tiles = 384;        // DecodeScheduleLimits::tail_min_whole_tiles, 16-bit caches
+  int min_whole_tiles_fp8 = 192;    // and fp8 caches
+  int min_tiles_small_pages = 192;  // tail_min_tiles for pages of under 16 keys
+  int max_waves = 2;                // DecodeScheduleLimits::tail_max_waves
+  bool lone_slots = false;          // also plans of one CTA an SM
 };
 DecodeTailKnob DecodeTail();
 // Tests: plans of wrappers created from now on cut tails of `percent` (0: off) with pieces of
