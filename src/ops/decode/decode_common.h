@@ -158,14 +158,14 @@ void SetDecodePersistentForTesting(int mode, int max_ctas);
 //   7-15 % and pieces of 2-4 tiles lost up to 1.7 %. Two waves, B=64 L=32k 1923.6 -> 1904.7,
 //   B=56 L=32k 1701.7 -> 1669.6, B=64 L=16k 964.0 -> 961.3; but B=64 L=8k (124 tiles a wave) +0.6
 //   % and L=4k (62) +2.5 %, hence 192 tiles a wave there.
-// - session 23 (10 configurations x 4-256 requests x 8k-32k keys, three rounds a form; calls 3
-//   and 4 in docs/perf/decode.md): cut whole requests at 124 tiles a slot lost 0.2-2.6 % (bf16
-//   base B=32 L=8k +1.3 %, qwen7b B=64 L=8k +2.6 %; fp8 B=48 L=8k +1.5 %), at 248 tiles +0.5-0.7 %
-//   for 16-bit caches and -1.1 to -2.5 % for fp8; split ones won up to 1.6 % at 124 tiles.
-//   fp8 caches (3 CTAs an SM) won 0.5-3.2 % wherever cut but at those whole requests. gemma2
-//   (D 256, one CTA an SM) lost 0.6-2.7 % (bf16) and 27-28 % (fp8) at every shape cut. Page 1
-//   (a page id a key) lost at 124 tiles a slot in both calls (B=8 L=32k +1.2 / +1.6 %, fp8 B=24
-//   L=16k +0.8 / +0.5 %) and won from 248 in plans of one wave (fp8 B=24 L=32k -1.5 / -1.3 %)
+// - session 23 (10 configurations x 4-256 requests x 8k-32k keys, three rounds a form; calls 3-5
+//   in docs/perf/decode.md): whole (unsplit) requests of one-wave plans cut at 124 tiles a slot
+//   read +0.3 to +2.6 % (bf16 base B=32 L=8k +1.3 %, qwen7b B=64 L=8k +2.6 %) and -1.3 to +2.1 %
+//   for fp8 (B=48 L=8k +1.5 %); at 248, -0.7 to +0.7 % (16-bit) and -2.1 to -0.1 % (fp8); at 496,
+//   -1.5 to -0.2 % and -2.9 to -1.1 %. Split requests at 124: -0.9 to +1.2 % and -3.2 to +0.8 %.
+//   gemma2 (D 256, one CTA an SM) lost 0.6-2.7 % (bf16) and 27-28 % (fp8) at every shape cut. Page
+//   1 (a page id a key) lost at 124 tiles a slot in calls 4 and 5 (B=8 L=32k +1.2 / +1.6 %, fp8
+//   B=24 L=16k +0.8 / +0.5 %) and won from 248 in plans of one wave (fp8 B=24 L=32k -1.5 / -1.3 %)
 //   and of two (B=64 L=32k -1.2 / -1.0 %); page sizes 2-8 were not measured.
 struct DecodeTailKnob {
   double fraction = 0.03;

@@ -134,8 +134,8 @@ int32_t ChooseDecodeChunk(std::span<const DecodeRequest> requests,
 // only. Applies where limits.tail_fraction > 0, the plan is not merged by clusters, W <=
 // limits.tail_max_waves and P / W >= limits.tail_min_tiles (tail_min_wave_tiles where W > 1); in
 // a plan of one wave, an item that is its request's only one (cutting it adds a partial write and
-// a merge) is cut only where P >= limits.tail_min_whole_tiles (session 23: whole requests at P =
-// 124 and, for 16-bit caches, 248 tiles read 0.1-2.6 % slower cut).
+// a merge) is cut only where P >= limits.tail_min_whole_tiles (session 23: cut whole requests at
+// P = 124 read up to 2.6 % slower; at 248, -0.7 to +0.7 % for 16-bit caches).
 // Pieces grow until the plan holds at most limits.max_items items (at the default 3 %, the
 // benchmark's plans take one or two pieces an item, within the four waves of items the workspace
 // holds beyond one a request). Returns the number of pieces made.
