@@ -1,3 +1,4 @@
+# NOT RUN in session 23 (the device budget was spent): a ready script for the next session.
 # Session 23, call 8 (diagnostic): fp8 at D 256 (gemma2: 16/8 heads, soft cap) with more CTAs than
 # the plan's 132 slots. Its kernel's 255 registers x 128 threads fit twice in an SM's 64 K, so the
 # GPU may hold two CTAs an SM where the plan counts one. Forced chunks (FLASHJIT_DECODE_CHUNK)
