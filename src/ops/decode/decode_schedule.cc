@@ -216,8 +216,7 @@ int CutDecodeTail(DecodeSchedule& s, const DecodeScheduleLimits& limits) {
   if (waves > std::max(1, limits.tail_max_waves)) return 0;
   int64_t total = 0;
   for (const attention::DecodeWorkItem& w : s.work) total += TilesOf(w);
-  const double share =
-      static_cast<double>(total * per_item) / static_cast<double>(std::max(1, limits.slots));
+  const double share = static_cast<double>(total * per_item) / static_cast<double>(slots);
   const double wave_share = share / static_cast<double>(waves);
   if (wave_share < (waves > 1 ? limits.tail_min_wave_tiles : limits.tail_min_tiles)) return 0;
   const int64_t keep =
@@ -326,7 +325,7 @@ int MarkDecodeStealPairs(DecodeSchedule& s, int min_own, int min_tiles) {
       attention::DecodeWorkItem& f = s.work[fi];
       attention::DecodeWorkItem& b = s.work[bi];
       const int64_t ft = (f.kv_end - f.kv_start) / kTile;  // the front chunk: whole tiles
-      const int64_t bt = (b.kv_end - b.kv_start + kTile - 1) / kTile;
+      const int64_t bt = TilesOf(b);
       if (f.kv_end != b.kv_start || (f.kv_end - f.kv_start) % kTile != 0) continue;
       const int64_t d = std::max<int64_t>(1, std::min(ft, bt) / 8);
       if (ft - d < min_own || bt - d < min_own || std::min(ft, bt) < min_tiles) continue;
