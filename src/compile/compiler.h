@@ -26,6 +26,16 @@ struct CompileResult {
   int spill_bytes = -1;  // spill stores + loads
   int stack_bytes = -1;
   int static_smem_bytes = -1;
+  // Each entry point's own registers and static shared memory, in the order ptxas reports them
+  // (the fields above hold the maximum over entries).
+  struct Entry {
+    std::string name;
+    int registers = -1;
+    int static_smem_bytes = -1;
+  };
+  std::vector<Entry> entries;
+  // The entry named `name`; nullptr when ptxas did not report it.
+  const Entry* entry(const std::string& name) const;
 };
 
 // The NVRTC version as "13.0".

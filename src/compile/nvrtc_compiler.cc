@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <regex>
+#include <sstream>
 
 #include "src/codegen/embedded_templates.h"
 #include "src/compile/compiler.h"
@@ -151,6 +152,26 @@ void ParsePtxasReport(const std::string& log, CompileResult* out) {
          true);
   max_of(std::regex(R"((\d+) bytes smem)"), &out->static_smem_bytes, false);
   if (out->registers >= 0 && out->static_smem_bytes < 0) out->static_smem_bytes = 0;
+  // Per entry: ptxas names the entry, then reports its registers (and smem) on a later line.
+  static const std::regex kEntry(R"(Compiling entry function '([^']+)')");
+  static const std::regex kUsed(R"(Used (\d+) registers(?:.*?(\d+) bytes smem)?)");
+  std::istringstream lines(log);
+  for (std::string line; std::getline(lines, line);) {
+    std::smatch m;
+    if (std::regex_search(line, m, kEntry)) {
+      out->entries.push_back({m[1].str(), -1, -1});
+    } else if (!out->entries.empty() && out->entries.back().registers < 0 &&
+               std::regex_search(line, m, kUsed)) {
+      out->entries.back().registers = std::stoi(m[1]);
+      out->entries.back().static_smem_bytes = m[2].matched ? std::stoi(m[2]) : 0;
+    }
+  }
+}
+
+const CompileResult::Entry* CompileResult::entry(const std::string& name) const {
+  for (const Entry& e : entries)
+    if (e.name == name) return &e;
+  return nullptr;
 }
 
 }  // namespace flashjit::compile

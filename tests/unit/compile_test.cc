@@ -1,7 +1,8 @@
 // NVRTC: every family's example variant and every template header compile for sm_90 and
 // sm_90a; failures carry the log and the key; archs are validated.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+
+#include <catch2/catch.hpp>
 
 #include "src/codegen/embedded_templates.h"
 #include "src/codegen/render.h"
@@ -24,12 +25,18 @@ spec::Json ExampleSpec(const spec::OpFamily& f) {
   for (const spec::Field& field : f.fields) {
     if (!field.fallback.is_null()) continue;
     switch (field.kind) {
-      case spec::FieldKind::kEnum: j[field.name] = field.choices.front(); break;
+      case spec::FieldKind::kEnum:
+        j[field.name] = field.choices.front();
+        break;
       case spec::FieldKind::kInt:
         j[field.name] = field.int_choices.empty() ? field.min : field.int_choices.front();
         break;
-      case spec::FieldKind::kBool: j[field.name] = false; break;
-      case spec::FieldKind::kFloat: j[field.name] = 1.0; break;
+      case spec::FieldKind::kBool:
+        j[field.name] = false;
+        break;
+      case spec::FieldKind::kFloat:
+        j[field.name] = 1.0;
+        break;
     }
   }
   return j;
@@ -50,7 +57,8 @@ TEST_CASE("compile: every family's example variant compiles for sm_90 and sm_90a
       CHECK(r->cubin.size() > 1000);
       CHECK(r->registers > 0);
       CHECK(r->spill_bytes >= 0);  // reported; spills are a performance finding, not an error
-      if (r->spill_bytes > 0) WARN(spec->name() << " spills " << r->spill_bytes << " bytes on " << arch);
+      if (r->spill_bytes > 0)
+        WARN(spec->name() << " spills " << r->spill_bytes << " bytes on " << arch);
       CHECK(r->compile_ms > 0);
     }
   }
@@ -93,8 +101,8 @@ TEST_CASE("compile: a missing CUDA include dir is a clear NotFound", "[compile]"
   auto r = compile::FindCudaIncludeDir("/nonexistent/cuda/include");
   REQUIRE_FALSE(r.ok());
   CHECK(r.status().code() == StatusCode::kNotFound);
-  CHECK_THAT(r.status().message(), Catch::Contains("/nonexistent/cuda/include") &&
-                                       Catch::Contains("CUDA_HOME"));
+  CHECK_THAT(r.status().message(),
+             Catch::Contains("/nonexistent/cuda/include") && Catch::Contains("CUDA_HOME"));
 }
 
 TEST_CASE("compile: ptxas resource report is parsed", "[compile]") {
@@ -108,6 +116,27 @@ TEST_CASE("compile: ptxas resource report is parsed", "[compile]") {
   CHECK(r.static_smem_bytes == 128);
   CHECK(r.stack_bytes == 16);
   CHECK(r.spill_bytes == 12);
+}
+
+TEST_CASE("compile: ptxas's report gives each entry's own resources", "[compile]") {
+  compile::CompileResult r;
+  compile::ParsePtxasReport(
+      "ptxas info    : Compiling entry function 'big' for 'sm_90a'\n"
+      "ptxas info    : Function properties for big\n"
+      "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+      "ptxas info    : Used 162 registers, used 1 barriers, 128 bytes smem\n"
+      "ptxas info    : Compiling entry function 'small' for 'sm_90a'\n"
+      "ptxas info    : Used 56 registers, used 1 barriers\n",
+      &r);
+  CHECK(r.registers == 162);
+  REQUIRE(r.entries.size() == 2);
+  REQUIRE(r.entry("big") != nullptr);
+  CHECK(r.entry("big")->registers == 162);
+  CHECK(r.entry("big")->static_smem_bytes == 128);
+  REQUIRE(r.entry("small") != nullptr);
+  CHECK(r.entry("small")->registers == 56);
+  CHECK(r.entry("small")->static_smem_bytes == 0);
+  CHECK(r.entry("absent") == nullptr);
 }
 
 }  // namespace

@@ -150,9 +150,9 @@ TEST_CASE("decode plans: fp8 caches and the last wave", "[decode]") {
 }
 
 // Sessions 22-23: where the default tail rule (DecodeTailKnob) cuts the plans of the H200's
-// 132 SMs: one-wave plans of >= 96 tiles a slot, whole requests there from 384 tiles (16-bit
-// caches) or 192 (fp8), two-wave plans of >= 192 tiles a wave; never at D 256 (one CTA an SM) or
-// in graph mode.
+// 132 SMs: one-wave plans of >= 96 tiles a slot (192 for pages of under 16 keys and at D 256),
+// whole requests there from 384 tiles (16-bit caches) or 192 (fp8), two-wave plans of >= 192
+// tiles a wave; never where a slot is an SM (D 256 with a 16-bit cache) or in graph mode.
 TEST_CASE("decode plans: where the default tail rule cuts", "[decode]") {
   if (std::getenv("FLASHJIT_DECODE_TAIL") || std::getenv("FLASHJIT_DECODE_PLAN_MODEL") ||
       std::getenv("FLASHJIT_DECODE_CHUNK")) {
@@ -196,9 +196,17 @@ TEST_CASE("decode plans: where the default tail rule cuts", "[decode]") {
   // Two waves of >= 192 tiles a wave (B=64 L=32k -1.7 %), not of 124 (B=64 L=8k +0.6 %).
   CHECK(cuts(kBf16, 128, 32, 8, 64, 32768));
   CHECK_FALSE(cuts(kBf16, 128, 32, 8, 64, 8192));
-  // D 256, one CTA an SM: gemma2 lost at every shape cut (bf16 +0.6-2.7 %, fp8 +27-28 %).
+  // D 256, one CTA an SM (16-bit): gemma2 lost at every shape cut (bf16 +0.6-2.7 %).
   CHECK_FALSE(cuts(kBf16, 256, 16, 8, 16, 16384));
+  CHECK_FALSE(cuts(kBf16, 256, 16, 8, 16, 32768));
+  // fp8 at D 256, two CTAs an SM (session 24, against no pieces): one-wave plans from 192 tiles a
+  // slot (B=16 L=16k and B=8 L=32k, 128 tiles, lost 1.1 / 1.9 %; B=16 L=32k, 256, won 0.6 %),
+  // whole requests from 192 (B=32 L=32k -1.7 %), two waves (B=64 L=32k -1.0 %).
   CHECK_FALSE(cuts(kE4m3, 256, 16, 8, 16, 16384));
+  CHECK_FALSE(cuts(kE4m3, 256, 16, 8, 8, 32768));
+  CHECK(cuts(kE4m3, 256, 16, 8, 16, 32768));
+  CHECK(cuts(kE4m3, 256, 16, 8, 32, 32768));
+  CHECK(cuts(kE4m3, 256, 16, 8, 64, 32768));
   // Pages of one key: one-wave plans from 192 tiles a slot (B=8 L=32k, 124 tiles, +1.2 / +1.6 %;
   // B=16 L=32k, 248, cut), two-wave ones as for page 16 (B=64 L=32k -1.2 / -1.0 %).
   CHECK_FALSE(cuts(kBf16, 128, 32, 8, 8, 32768, false, 1));

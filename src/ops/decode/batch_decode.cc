@@ -179,13 +179,15 @@ DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeCo
     }
   }
   // Tail pieces (CutDecodeTail), outside graph mode (a captured launch keeps its grid), and not
-  // where a slot is an SM (DecodeTailKnob: gemma2 at D 256 lost at every shape cut).
+  // where a slot is an SM (DecodeTailKnob: gemma2 at D 256 lost at every shape cut with one CTA an
+  // SM; with fp8's two since session 24 it gains from 256 tiles a slot).
   if (const DecodeTailKnob tail = DecodeTail();
       !c.cuda_graph && (tail.lone_slots || limits.slots > sms)) {
     limits.tail_fraction = tail.fraction;
     limits.tail_piece = tail.piece;
-    limits.tail_min_tiles =
-        c.page_size < 16 ? std::max(tail.min_tiles, tail.min_tiles_small_pages) : tail.min_tiles;
+    limits.tail_min_tiles = c.page_size < 16 || c.head_dim == 256
+                                ? std::max(tail.min_tiles, tail.min_tiles_strict)
+                                : tail.min_tiles;
     limits.tail_min_wave_tiles = tail.min_wave_tiles;
     limits.tail_min_whole_tiles =
         DTypeBytes(c.kv_dtype) == 1 ? tail.min_whole_tiles_fp8 : tail.min_whole_tiles;

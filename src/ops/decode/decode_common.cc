@@ -13,6 +13,7 @@
 
 #include "src/ops/common/pdl.h"
 #include "src/runtime/driver.h"
+#include "src/runtime/occupancy.h"
 
 namespace flashjit::ops {
 
@@ -136,6 +137,40 @@ int DecodePlanModel() {
       "FLASHJIT_DECODE_PLAN_MODEL",
       {{"s12", kPlanModelS12}, {"s13", kPlanModelS13}, {"s18a", kPlanModelS18A}}, kPlanModelS18);
   return kModel;
+}
+
+int DecodeKernelRegisters(int head_dim, int kv_bytes, bool persistent) {
+  // NVRTC 13.0 for sm_90a (session 24), the most over soft cap, ALiBi, RoPE and fast index. The
+  // attention entry: 16-bit KV 95-96 at D 64, 162-166 at D 128, 214-219 at D 256; fp8 96 at D 64,
+  // 160-163 at D 128, 255 at D 256 (up to 60 bytes of spills). The persistent entry (16-bit KV
+  // only): 162-166 at D 64, 218-242 at D 128, 250-255 at D 256 (RoPE spills 88-156 bytes).
+  if (persistent) return head_dim == 64 ? 166 : head_dim == 128 ? 242 : 255;
+  if (kv_bytes == 2) return head_dim == 64 ? 96 : head_dim == 128 ? 166 : 219;
+  return head_dim == 64 ? 96 : head_dim == 128 ? 163 : 255;
+}
+
+namespace {
+int ResidentDecodeCtas(int head_dim, int kv_bytes, bool persistent) {
+  const int smem =
+      attention::DecodeSmemBytes(head_dim, kv_bytes, DecodeStages(head_dim, kv_bytes), false);
+  return runtime::ResidentBlocksPerSm(DecodeKernelRegisters(head_dim, kv_bytes, persistent),
+                                      attention::kDecodeThreads, smem);
+}
+}  // namespace
+
+int DecodeCtasPerSm(int head_dim, int kv_bytes) {
+  static const int kOverride = [] {
+    const char* v = std::getenv("FLASHJIT_DECODE_CTAS_PER_SM");
+    const int n = v ? std::atoi(v) : 0;
+    return n >= 1 && n <= 8 ? n : 0;
+  }();
+  if (kOverride) return kOverride;
+  return ResidentDecodeCtas(head_dim, kv_bytes, false);
+}
+
+int DecodePersistentCtasPerSm(int head_dim, int kv_bytes) {
+  return std::min(ResidentDecodeCtas(head_dim, kv_bytes, true),
+                  DecodeCtasPerSm(head_dim, kv_bytes));
 }
 
 bool DecodeHeadMajor() {

@@ -44,6 +44,22 @@ enum DecodePlanModels {
 };
 int DecodePlanModel();
 
+// The registers a thread that the decode attention entry (or, `persistent`, the persistent entry)
+// holds at most over the variants of one head dim and KV element size (soft cap, ALiBi, RoPE,
+// fast index; NVRTC 13.0, sm_90a). The unit case "decode plans: the resident CTAs an SM match the
+// compiled kernels" compiles them and fails when a kernel change moves a count below.
+int DecodeKernelRegisters(int head_dim, int kv_bytes, bool persistent = false);
+// The decode CTAs (128 threads) one SM holds, as plans count them (DecodeScheduleLimits::slots /
+// sms): from DecodeKernelRegisters and the default pipeline's shared memory without RoPE (fp8
+// with RoPE needs more shared memory, so its plans count more CTAs than fit: the options reach
+// the wrapper only at Plan). On an H200: 4 at D 64 (by shared memory), 2 at D 128 (3 with fp8),
+// 1 at D 256 (2 with fp8: its 74 KB and 255 registers fit twice). Tuning knob
+// FLASHJIT_DECODE_CTAS_PER_SM (1..8) counts that many at every head dim and KV dtype instead.
+int DecodeCtasPerSm(int head_dim, int kv_bytes);
+// The persistent kernel's resident CTAs per SM (16-bit KV: 3 at D 64, 2 at D 128, 1 at D 256; at
+// most DecodeCtasPerSm).
+int DecodePersistentCtasPerSm(int head_dim, int kv_bytes);
+
 // The schedule limits of a batch decode wrapper of config `c` on a GPU of `sms` multiprocessors
 // (BatchDecode::Create's; also what bench_decode --plan prints).
 DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms);
@@ -170,13 +186,15 @@ void SetDecodePersistentForTesting(int mode, int max_ctas);
 struct DecodeTailKnob {
   double fraction = 0.03;
   int piece = 0;
-  int min_tiles = 96;               // DecodeScheduleLimits::tail_min_tiles
-  int min_wave_tiles = 192;         // DecodeScheduleLimits::tail_min_wave_tiles
-  int min_whole_tiles = 384;        // DecodeScheduleLimits::tail_min_whole_tiles, 16-bit caches
-  int min_whole_tiles_fp8 = 192;    // and fp8 caches
-  int min_tiles_small_pages = 192;  // tail_min_tiles for pages of under 16 keys
-  int max_waves = 2;                // DecodeScheduleLimits::tail_max_waves
-  bool lone_slots = false;          // also plans of one CTA an SM
+  int min_tiles = 96;             // DecodeScheduleLimits::tail_min_tiles
+  int min_wave_tiles = 192;       // DecodeScheduleLimits::tail_min_wave_tiles
+  int min_whole_tiles = 384;      // DecodeScheduleLimits::tail_min_whole_tiles, 16-bit caches
+  int min_whole_tiles_fp8 = 192;  // and fp8 caches
+  // tail_min_tiles for pages of under 16 keys, and at head dim 256 (two fp8 CTAs an SM, session
+  // 24: one-wave plans of 128 tiles a slot lost 1.1-1.9 %, of 256 won 0.6 %)
+  int min_tiles_strict = 192;
+  int max_waves = 2;        // DecodeScheduleLimits::tail_max_waves
+  bool lone_slots = false;  // also plans of one CTA an SM
 };
 DecodeTailKnob DecodeTail();
 // Tests: plans of wrappers created from now on cut tails of `percent` (0: off) with pieces of

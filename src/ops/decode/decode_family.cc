@@ -124,25 +124,6 @@ int DecodeSmemBytes(const DecodeSpec& s) {
   return attention::DecodeSmemBytes(s.head_dim, DTypeBytes(s.kv_dtype), s.stages, s.rope != 0);
 }
 
-int DecodeCtasPerSm(int head_dim, int kv_bytes) {
-  // Without RoPE (fp8 with RoPE needs more shared memory; the plan then overestimates slots).
-  const int smem =
-      attention::DecodeSmemBytes(head_dim, kv_bytes, DecodeStages(head_dim, kv_bytes), false);
-  int by_smem = (228 * 1024) / (smem + 1024);
-  // The attention kernel's registers: 96 at D 64 (5 CTAs of 128 threads), 164 at D 128 (3), 255
-  // at D 256 (1). D 64 counts 4, what its default 3 stages' shared memory allows (measured:
-  // session 14); the persistent kernel's own count is DecodePersistentCtasPerSm.
-  const int by_regs = head_dim == 64 ? 4 : head_dim == 128 ? 3 : 1;
-  by_smem = by_smem < 1 ? 1 : by_smem;
-  return by_smem < by_regs ? by_smem : by_regs;
-}
-
-int DecodePersistentCtasPerSm(int head_dim, int kv_bytes) {
-  // Its registers: 159 at D 64 (3 CTAs), 235 at D 128 (2), 255 at D 256 (1).
-  const int by_regs = head_dim == 64 ? 3 : head_dim == 128 ? 2 : 1;
-  return std::min(by_regs, DecodeCtasPerSm(head_dim, kv_bytes));
-}
-
 DecodeSpec ChooseDecode(DType q_dtype, DType kv_dtype, int head_dim, bool soft_cap, bool alibi,
                         bool rope) {
   DecodeSpec s;

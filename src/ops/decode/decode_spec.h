@@ -79,11 +79,9 @@ int DecodeStealMode();
 // Tests: 1 / 0 force the form (always) / never for plans made from now on; < 0 restores the knob.
 void SetDecodeStealForTesting(int mode);
 
-// Pipeline depth for a head dim and KV element size, and the decode CTAs one SM holds.
+// Pipeline depth for a head dim and KV element size (the CTAs an SM holds: DecodeCtasPerSm, in
+// decode_common.h).
 int DecodeStages(int head_dim, int kv_bytes);
-int DecodeCtasPerSm(int head_dim, int kv_bytes);
-// The persistent kernel's resident CTAs per SM (16-bit KV; at most DecodeCtasPerSm).
-int DecodePersistentCtasPerSm(int head_dim, int kv_bytes);
 // Dynamic shared memory of a decode variant.
 int DecodeSmemBytes(const DecodeSpec& spec);
 

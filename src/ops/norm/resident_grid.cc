@@ -4,6 +4,7 @@
 #include <atomic>
 
 #include "src/runtime/driver.h"
+#include "src/runtime/occupancy.h"
 
 namespace flashjit::ops {
 namespace {
@@ -30,15 +31,10 @@ uint32_t ResidentGrid(const runtime::Kernel& kernel, int entry, int block_thread
   if (!kernel.loaded() || block_threads <= 0) return static_cast<uint32_t>(cap);
   const int sms = SmCount(kernel.device());
   if (sms <= 0) return static_cast<uint32_t>(cap);
-  const int regs = kernel.resources(entry).registers;
   const int smem = kernel.resources(entry).static_smem + std::max(dynamic_smem, 0);
-  // Hopper: 64K registers (allocated per warp in units of 256), 2048 threads, 32 blocks and
-  // 228 KB of shared memory per SM (1 KB reserved per block).
-  const int warps = (block_threads + 31) / 32;
-  const int regs_per_warp = ((std::max(regs, 1) * 32 + 255) / 256) * 256;
-  int per_sm = std::min({65536 / (regs_per_warp * warps), 2048 / (warps * 32), 32});
-  per_sm = std::min(per_sm, 233472 / (smem + 1024));
-  const int64_t resident = static_cast<int64_t>(std::max(per_sm, 1)) * sms;
+  const int per_sm =
+      runtime::ResidentBlocksPerSm(kernel.resources(entry).registers, block_threads, smem);
+  const int64_t resident = static_cast<int64_t>(per_sm) * sms;
   if (work <= resident) return static_cast<uint32_t>(cap);
   const int64_t per_block = (work + resident - 1) / resident;
   return static_cast<uint32_t>(std::min<int64_t>((work + per_block - 1) / per_block, cap));

@@ -1,0 +1,95 @@
+// The decode CTAs an SM holds, as plans count them (ops::DecodeCtasPerSm), against the kernels
+// NVRTC builds: each default variant is compiled for sm_90a, and its entries' registers and
+// shared memory give the count the GPU's occupancy rules allow. A kernel change that moves a
+// count fails here, before a plan assumes slots the GPU does not have (session 24: fp8 at D 256
+// fits two CTAs an SM where the plans had counted one).
+#include <catch2/catch.hpp>
+#include <cstdlib>
+
+#include "src/codegen/render.h"
+#include "src/compile/compiler.h"
+#include "src/ops/decode/decode_common.h"
+#include "src/ops/decode/decode_spec.h"
+#include "src/runtime/occupancy.h"
+
+namespace flashjit {
+namespace {
+
+TEST_CASE("occupancy: Hopper's limits on registers, threads and shared memory", "[compile]") {
+  // Registers are allocated per warp in units of 256: 255 a thread (8160 a warp) takes 8192.
+  CHECK(runtime::ResidentBlocksPerSm(255, 128, 0) == 2);
+  CHECK(runtime::ResidentBlocksPerSm(256, 128, 0) == 2);
+  CHECK(runtime::ResidentBlocksPerSm(168, 128, 0) == 3);
+  CHECK(runtime::ResidentBlocksPerSm(169, 128, 0) == 2);  // 5408 a warp rounds to 5632
+  CHECK(runtime::ResidentBlocksPerSm(96, 128, 0) == 5);
+  CHECK(runtime::ResidentBlocksPerSm(32, 1024, 0) == 2);  // 2048 threads
+  CHECK(runtime::ResidentBlocksPerSm(16, 32, 0) == 32);   // 32 blocks
+  // 228 KB with 1 KB reserved a block.
+  CHECK(runtime::ResidentBlocksPerSm(32, 128, 113 * 1024) == 2);
+  CHECK(runtime::ResidentBlocksPerSm(32, 128, 113 * 1024 + 1) == 1);
+  CHECK(runtime::ResidentBlocksPerSm(32, 128, 300 * 1024) == 1);  // at least one
+}
+
+TEST_CASE("decode plans: the resident CTAs an SM match the compiled kernels", "[compile]") {
+  if (std::getenv("FLASHJIT_DECODE_STAGES") || std::getenv("FLASHJIT_DECODE_CTAS_PER_SM") ||
+      std::getenv("FLASHJIT_DECODE_Q_SMEM") || std::getenv("FLASHJIT_DECODE_STAMPS") ||
+      std::getenv("FLASHJIT_DECODE_FAST_INDEX")) {
+    WARN("a decode variant knob is set: the default variants are not checked");
+    return;
+  }
+  auto inc = compile::FindCudaIncludeDir("");
+  REQUIRE(inc.ok());
+  // The counts the plans use on an H200 (docs/perf/decode.md, session 24).
+  struct Expected {
+    DType kv;
+    int head_dim, ctas, persistent_ctas;
+  };
+  constexpr DType kBf16 = DType::kBF16, kE4m3 = DType::kF8E4M3;
+  for (const Expected& e : {Expected{kBf16, 64, 4, 3},
+                            {kBf16, 128, 2, 2},
+                            {kBf16, 256, 1, 1},
+                            {kE4m3, 64, 4, 3},
+                            {kE4m3, 128, 3, 2},
+                            {kE4m3, 256, 2, 2}}) {
+    const int kv_bytes = DTypeBytes(e.kv);
+    CHECK(ops::DecodeCtasPerSm(e.head_dim, kv_bytes) == e.ctas);
+    CHECK(ops::DecodePersistentCtasPerSm(e.head_dim, kv_bytes) == e.persistent_ctas);
+    // The plain variant and the one with every knob that adds code (soft cap, ALiBi, RoPE).
+    for (const bool knobs : {false, true}) {
+      const ops::DecodeSpec spec = ops::ChooseDecode(kBf16, e.kv, e.head_dim, knobs, knobs, knobs);
+      auto variant = spec.ToVariant();
+      REQUIRE(variant.ok());
+      auto tu = codegen::Render(*variant);
+      REQUIRE(tu.ok());
+      auto r = compile::Compile({*tu, variant->name(), "sm_90a", "occupancy-test"}, *inc);
+      INFO(variant->name() << ": " << r.status().ToString());
+      REQUIRE(r.ok());
+      const compile::CompileResult::Entry* attention = r->entry("flashjit_decode");
+      const compile::CompileResult::Entry* persistent = r->entry("flashjit_decode_persistent");
+      REQUIRE(attention != nullptr);
+      REQUIRE(persistent != nullptr);
+      INFO("registers: attention " << attention->registers << " (table "
+                                   << ops::DecodeKernelRegisters(e.head_dim, kv_bytes)
+                                   << "), persistent " << persistent->registers);
+      // The table is an upper bound in the same allocation class: its count by registers is
+      // the compiled entry's.
+      CHECK(attention->registers <= ops::DecodeKernelRegisters(e.head_dim, kv_bytes));
+      CHECK(runtime::ResidentBlocksPerSm(attention->registers, 128, 0) ==
+            runtime::ResidentBlocksPerSm(ops::DecodeKernelRegisters(e.head_dim, kv_bytes), 128, 0));
+      if (kv_bytes == 2) {
+        CHECK(persistent->registers <= ops::DecodeKernelRegisters(e.head_dim, kv_bytes, true));
+        CHECK(runtime::ResidentBlocksPerSm(persistent->registers, 128, 0) ==
+              runtime::ResidentBlocksPerSm(ops::DecodeKernelRegisters(e.head_dim, kv_bytes, true),
+                                           128, 0));
+      }
+      // Without RoPE the whole count, static shared memory included, is the plans'.
+      if (!spec.rope) {
+        const int smem = attention->static_smem_bytes + ops::DecodeSmemBytes(spec);
+        CHECK(runtime::ResidentBlocksPerSm(attention->registers, 128, smem) == e.ctas);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace flashjit
