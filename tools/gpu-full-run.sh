@@ -44,10 +44,10 @@ if [ "$mode" = stage ]; then
   # Decode's production configurations (`--configs`, the consolidated calls' sweep since
   # session 13; the default run covers only the benchmark configuration).
   "$build/tools/bench/flashjit_bench_decode" --dry-run \
-    --configs base,tp8,tp4,qwen7b,gemma2,gemma2w,mha,d64,page1,page64,f16 > /dev/null
+    --configs base,tp8,tp4,qwen7b,gemma2,gemma2w,mha,d64,page1,page64,f16,rope,rope256 > /dev/null
   # and over fp8 (e4m3) caches (session 17).
   "$build/tools/bench/flashjit_bench_decode" --dry-run --kv e4m3 \
-    --configs base,tp8,tp4,qwen7b,gemma2,mha,d64,page1,page64,f16 > /dev/null
+    --configs base,tp8,tp4,qwen7b,gemma2,mha,d64,page1,page64,f16,rope,rope256 > /dev/null
   # The sampling bench's phase-stamp variants (`--stamps`), for a diagnostic call.
   "$build/tools/bench/flashjit_bench_sampling" --dry-run --only "B=0" --no-sweep --stamps
   # The cascade A/B below: the merge with 1, 2 and 4 vectors per lane.

@@ -3,6 +3,8 @@
 // shared memory give the count the GPU's occupancy rules allow. A kernel change that moves a
 // count fails here, before a plan assumes slots the GPU does not have (session 24: fp8 at D 256
 // fits two CTAs an SM where the plans had counted one).
+#include <flashjit/decode.h>
+
 #include <catch2/catch.hpp>
 #include <cstdlib>
 
@@ -11,6 +13,7 @@
 #include "src/ops/decode/decode_common.h"
 #include "src/ops/decode/decode_spec.h"
 #include "src/runtime/occupancy.h"
+#include "tests/unit/test_util.h"
 
 namespace flashjit {
 namespace {
@@ -42,17 +45,18 @@ TEST_CASE("decode plans: the resident CTAs an SM match the compiled kernels", "[
   // The counts the plans use on an H200 (docs/perf/decode.md, session 24).
   struct Expected {
     DType kv;
-    int head_dim, ctas, persistent_ctas;
+    int head_dim, ctas, rope_ctas, persistent_ctas;
   };
   constexpr DType kBf16 = DType::kBF16, kE4m3 = DType::kF8E4M3;
-  for (const Expected& e : {Expected{kBf16, 64, 4, 3},
-                            {kBf16, 128, 2, 2},
-                            {kBf16, 256, 1, 1},
-                            {kE4m3, 64, 4, 3},
-                            {kE4m3, 128, 3, 2},
-                            {kE4m3, 256, 2, 2}}) {
+  for (const Expected& e : {Expected{kBf16, 64, 4, 4, 3},
+                            {kBf16, 128, 2, 2, 2},
+                            {kBf16, 256, 1, 1, 1},
+                            {kE4m3, 64, 4, 3, 3},
+                            {kE4m3, 128, 3, 2, 2},
+                            {kE4m3, 256, 2, 1, 2}}) {
     const int kv_bytes = DTypeBytes(e.kv);
     CHECK(ops::DecodeCtasPerSm(e.head_dim, kv_bytes) == e.ctas);
+    CHECK(ops::DecodeCtasPerSm(e.head_dim, kv_bytes, true) == e.rope_ctas);
     CHECK(ops::DecodePersistentCtasPerSm(e.head_dim, kv_bytes) == e.persistent_ctas);
     // The plain variant and the one with every knob that adds code (soft cap, ALiBi, RoPE).
     for (const bool knobs : {false, true}) {
@@ -82,13 +86,35 @@ TEST_CASE("decode plans: the resident CTAs an SM match the compiled kernels", "[
               runtime::ResidentBlocksPerSm(ops::DecodeKernelRegisters(e.head_dim, kv_bytes, true),
                                            128, 0));
       }
-      // Without RoPE the whole count, static shared memory included, is the plans'.
-      if (!spec.rope) {
-        const int smem = attention->static_smem_bytes + ops::DecodeSmemBytes(spec);
-        CHECK(runtime::ResidentBlocksPerSm(attention->registers, 128, smem) == e.ctas);
-      }
+      // The whole count, static shared memory included, is the plans' (RoPE's with RoPE).
+      const int smem = attention->static_smem_bytes + ops::DecodeSmemBytes(spec);
+      CHECK(runtime::ResidentBlocksPerSm(attention->registers, 128, smem) ==
+            (spec.rope ? e.rope_ctas : e.ctas));
     }
   }
+}
+
+// Plans made with RoPE count the CTAs its shared memory allows (fp8 converts K in shared memory);
+// graph mode keeps Create's count (its grid is fixed then), as BatchDecode::Plan does.
+TEST_CASE("decode plans: RoPE's shared memory sets the slots of fp8 plans", "[decode]") {
+  if (std::getenv("FLASHJIT_DECODE_STAGES") || std::getenv("FLASHJIT_DECODE_CTAS_PER_SM")) {
+    WARN("a decode variant knob is set: the default counts are not checked");
+    return;
+  }
+  auto engine = test::MakeTestEngine("");
+  auto slots = [&](DType kv, int d, bool rope) {
+    BatchDecodeConfig c;
+    c.num_qo_heads = 16;
+    c.num_kv_heads = 8;
+    c.head_dim = d;
+    c.kv_dtype = kv;
+    return ops::BatchDecodeLimits(*engine, c, 132, rope).slots;
+  };
+  CHECK(slots(DType::kF8E4M3, 256, false) == 264);
+  CHECK(slots(DType::kF8E4M3, 256, true) == 132);
+  CHECK(slots(DType::kF8E4M3, 128, false) == 396);
+  CHECK(slots(DType::kF8E4M3, 128, true) == 264);
+  CHECK(slots(DType::kBF16, 128, true) == slots(DType::kBF16, 128, false));
 }
 
 }  // namespace

@@ -2,8 +2,9 @@
 // bf16 (and fp8 KV), 32 query / 8 kv heads, head_dim 128, page 16, random page order.
 // Inputs rotate over several page tables when one shape's KV is smaller than the L2 many times.
 // Other configurations (session 13): --configs NAME,... runs named ones (kConfigs below: heads,
-// head_dim, page size, dtype, soft cap, window) over B x L in {1, 16, 64, 256} x {1k, 4k, 16k}
-// (shapes of more than kMaxConfigKVBytes of KV are left out); --hq/--hkv/--head-dim/--page-size/
+// head_dim, page size, dtype, soft cap, window, RoPE) over B x L in {1, 16, 64, 256} x {1k, 4k,
+// 16k} (shapes of more than kMaxConfigKVBytes of KV are left out);
+// --hq/--hkv/--head-dim/--page-size/
 // --dtype/--soft-cap/--window set the configuration of the default grid instead (rows then carry
 // the configuration's name "custom"). Bytes = K + V read (a window reads its last window + 1 keys).
 // --plan: prints each shape's plan as BatchDecode::Create/Plan would make it on 132 SMs (host
@@ -52,7 +53,8 @@ struct Config {
   int hq = 32, hkv = 8, d = 128, ps = 16;
   DType q = DType::kBF16;
   float cap = 0.f;
-  int window = -1;  // window_left: a request reads its last window + 1 keys
+  int window = -1;    // window_left: a request reads its last window + 1 keys
+  bool rope = false;  // RoPE inside the kernel (DecodeOptions::rope)
 };
 
 // Production configurations (session 13). Heads per GPU under tensor parallelism.
@@ -69,6 +71,10 @@ const std::vector<Config>& NamedConfigs() {
       {"page1", 32, 8, 128, 1},                               // SGLang's default page size
       {"page64", 32, 8, 128, 64},
       {"f16", 32, 8, 128, 16, DType::kF16},
+      // RoPE inside the kernel (session 24: fp8 caches' plans count the CTAs its shared memory
+      // allows), at D 128 and at D 256 (16/8 heads, no soft cap).
+      {"rope", 32, 8, 128, 16, DType::kBF16, 0.f, -1, true},
+      {"rope256", 16, 8, 256, 16, DType::kBF16, 0.f, -1, true},
   };
   return kConfigs;
 }
@@ -379,8 +385,10 @@ void PrintPlan(const Engine& engine, const Config& c, const Shape& s, bool graph
   bc.kv_dtype = s.kv;
   bc.max_batch_size = std::max(s.b, max_batch);
   bc.cuda_graph = graph;
-  ops::DecodeScheduleLimits lim = ops::BatchDecodeLimits(engine, bc, 132);
-  lim.max_items = ops::BatchDecodeMaxItems(bc, lim);
+  // Plan's limits: Create's capacity, and RoPE's slots outside graph mode.
+  const ops::DecodeScheduleLimits base = ops::BatchDecodeLimits(engine, bc, 132);
+  ops::DecodeScheduleLimits lim = ops::BatchDecodeLimits(engine, bc, 132, c.rope && !graph);
+  lim.max_items = ops::BatchDecodeMaxItems(bc, base);
   const int kv_bytes = DTypeBytes(s.kv);
   const int group = c.hq / c.hkv;
   const int q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;
@@ -501,6 +509,7 @@ int main(int argc, char** argv) {
     DecodeOptions dopt;
     dopt.logits_soft_cap = c.cap;
     dopt.window_left = c.window;
+    dopt.rope = c.rope;
     Check((*w)->Plan(indptr.data(), last.data(), s.b, dopt, ws, ws_bytes));
     TensorView cache = opt.hnd ? TensorView::Contiguous(pool, s.kv, {n_pages, 2, hkv, ps, d})
                                : TensorView::Contiguous(pool, s.kv, {n_pages, 2, ps, hkv, d});

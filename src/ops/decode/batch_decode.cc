@@ -22,6 +22,10 @@ struct BatchDecode::State {
   BatchDecodeConfig cfg;
   int q_tiles = 1;
   ops::DecodeScheduleLimits limits;
+  // Outside graph mode, plans whose options take RoPE: their shared memory may hold fewer CTAs
+  // an SM (fp8 caches: ops::DecodeCtasPerSm). Graph mode keeps `limits` (its grid is fixed at
+  // Create).
+  ops::DecodeScheduleLimits limits_rope;
   int32_t cap_items = 0, cap_merge = 0, cap_units = 0;
   size_t off_work = ops::kDecodePlanHeaderBytes, off_merge = 0, off_count = 0, off_claims = 0,
          off_units = 0, off_plse = 0, off_po = 0, total = 0;
@@ -106,12 +110,13 @@ int32_t BatchDecodeMaxItems(const BatchDecodeConfig& c, const DecodeScheduleLimi
   return DecodeMaxItems(c.max_batch_size, limits, one_wave ? 1 : 4);
 }
 
-DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms) {
+DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms,
+                                       bool rope) {
   DecodeScheduleLimits limits;
   const int group = c.num_qo_heads / c.num_kv_heads;
   const int q_tiles = (group + attention::kDecodeQTile - 1) / attention::kDecodeQTile;
   limits.ctas_per_item = c.num_kv_heads * q_tiles;
-  limits.slots = sms * DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
+  limits.slots = sms * DecodeCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype), rope);
   limits.persistent_slots = sms * DecodePersistentCtasPerSm(c.head_dim, DTypeBytes(c.kv_dtype));
   limits.sms = sms;
   // A CTA alone on its SM reads a tile in less time than two CTAs sharing an SM take each, so a
@@ -276,6 +281,9 @@ Result<std::unique_ptr<BatchDecode>> BatchDecode::Create(Engine& engine,
   s->cap_items =
       (ops::BatchDecodeMaxItems(c, s->limits) + per_cluster - 1) / per_cluster * per_cluster;
   s->limits.max_items = s->cap_items;
+  // RoPE's plans keep to the same capacity (their schedule stops at max_items).
+  s->limits_rope = ops::BatchDecodeLimits(engine, c, sms, true);
+  s->limits_rope.max_items = s->cap_items;
   s->cap_merge = c.max_batch_size;
   s->off_merge = Align16(s->off_work + s->cap_items * sizeof(attention::DecodeWorkItem));
   s->off_count = Align16(s->off_merge + s->cap_merge * sizeof(attention::DecodeMergeItem));
@@ -366,19 +374,20 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
       max_page = std::max<int64_t>(max_page, kv_indices[i]);
     }
   }
-  ops::DecodeSchedule sched = ops::BuildDecodeSchedule(requests, s.limits);
+  const ops::DecodeScheduleLimits& limits = spec.rope && !c.cuda_graph ? s.limits_rope : s.limits;
+  ops::DecodeSchedule sched = ops::BuildDecodeSchedule(requests, limits);
   if (static_cast<int32_t>(sched.work.size()) > s.cap_items)
     return Status::Internal(fmt::format("decode plan: {} work items exceed the capacity {}",
                                         sched.work.size(), s.cap_items));
-  const ops::DecodePlanForm form = ops::ChooseDecodePlanForm(c, s.persistent_mode, sched, s.limits);
+  const ops::DecodePlanForm form = ops::ChooseDecodePlanForm(c, s.persistent_mode, sched, limits);
   const int64_t n_units = form.units;
   const bool persistent = form.persistent;
   ops::DecodePersistentPlan units;
   if (persistent) {
     const int max_ctas = ops::DecodePersistentMaxCtas();
     units = ops::AssignDecodeUnits(
-        sched.work, s.limits.ctas_per_item,
-        max_ctas > 0 ? std::min(max_ctas, s.limits.PersistentSlots()) : s.limits.PersistentSlots());
+        sched.work, limits.ctas_per_item,
+        max_ctas > 0 ? std::min(max_ctas, limits.PersistentSlots()) : limits.PersistentSlots());
     if (static_cast<int64_t>(units.units.size()) > s.cap_units)
       return Status::Internal(fmt::format("decode plan: {} units exceed the capacity {}",
                                           units.units.size(), s.cap_units));
@@ -390,7 +399,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   // least kDecodeStealAutoTiles tiles (where it was measured to win).
   const int steal_mode = ops::DecodeStealMode();
   const bool steal_auto =
-      steal_mode == ops::kStealAuto && DTypeBytes(c.kv_dtype) == 2 && n_units <= s.limits.slots;
+      steal_mode == ops::kStealAuto && DTypeBytes(c.kv_dtype) == 2 && n_units <= limits.slots;
   if ((steal_mode == ops::kStealAlways || steal_auto) && !c.cuda_graph && !persistent &&
       !form.merge_kernel &&
       ops::MarkDecodeStealPairs(sched, spec.stages + 2,
@@ -424,7 +433,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   s.n_merge = header[1];
   s.cluster = sched.cluster;
   s.persistent_ctas = units.ctas;
-  s.pdl = ops::DecodePlanPdl(*s.engine, c, s.limits, form);
+  s.pdl = ops::DecodePlanPdl(*s.engine, c, limits, form);
   s.merge_kernel = form.merge_kernel;
   s.nnz = nnz;
   s.max_page_id = max_page;

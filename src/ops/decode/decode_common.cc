@@ -150,26 +150,26 @@ int DecodeKernelRegisters(int head_dim, int kv_bytes, bool persistent) {
 }
 
 namespace {
-int ResidentDecodeCtas(int head_dim, int kv_bytes, bool persistent) {
+int ResidentDecodeCtas(int head_dim, int kv_bytes, bool persistent, bool rope) {
   const int smem =
-      attention::DecodeSmemBytes(head_dim, kv_bytes, DecodeStages(head_dim, kv_bytes), false);
+      attention::DecodeSmemBytes(head_dim, kv_bytes, DecodeStages(head_dim, kv_bytes), rope);
   return runtime::ResidentBlocksPerSm(DecodeKernelRegisters(head_dim, kv_bytes, persistent),
                                       attention::kDecodeThreads, smem);
 }
 }  // namespace
 
-int DecodeCtasPerSm(int head_dim, int kv_bytes) {
+int DecodeCtasPerSm(int head_dim, int kv_bytes, bool rope) {
   static const int kOverride = [] {
     const char* v = std::getenv("FLASHJIT_DECODE_CTAS_PER_SM");
     const int n = v ? std::atoi(v) : 0;
     return n >= 1 && n <= 8 ? n : 0;
   }();
   if (kOverride) return kOverride;
-  return ResidentDecodeCtas(head_dim, kv_bytes, false);
+  return ResidentDecodeCtas(head_dim, kv_bytes, false, rope);
 }
 
 int DecodePersistentCtasPerSm(int head_dim, int kv_bytes) {
-  return std::min(ResidentDecodeCtas(head_dim, kv_bytes, true),
+  return std::min(ResidentDecodeCtas(head_dim, kv_bytes, true, false),
                   DecodeCtasPerSm(head_dim, kv_bytes));
 }
 

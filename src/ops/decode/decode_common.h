@@ -50,19 +50,21 @@ int DecodePlanModel();
 // compiled kernels" compiles them and fails when a kernel change moves a count below.
 int DecodeKernelRegisters(int head_dim, int kv_bytes, bool persistent = false);
 // The decode CTAs (128 threads) one SM holds, as plans count them (DecodeScheduleLimits::slots /
-// sms): from DecodeKernelRegisters and the default pipeline's shared memory without RoPE (fp8
-// with RoPE needs more shared memory, so its plans count more CTAs than fit: the options reach
-// the wrapper only at Plan). On an H200: 4 at D 64 (by shared memory), 2 at D 128 (3 with fp8),
-// 1 at D 256 (2 with fp8: its 74 KB and 255 registers fit twice). Tuning knob
-// FLASHJIT_DECODE_CTAS_PER_SM (1..8) counts that many at every head dim and KV dtype instead.
-int DecodeCtasPerSm(int head_dim, int kv_bytes);
+// sms): from DecodeKernelRegisters and the default pipeline's shared memory, with RoPE's where
+// `rope` (fp8 caches convert K for the rotation in shared memory). On an H200: 4 at D 64 (by
+// shared memory), 2 at D 128 (3 with fp8, 2 with fp8 and RoPE), 1 at D 256 (2 with fp8: its 74 KB
+// and 255 registers fit twice; 1 with fp8 and RoPE). Tuning knob FLASHJIT_DECODE_CTAS_PER_SM
+// (1..8) counts that many at every head dim and KV dtype instead.
+int DecodeCtasPerSm(int head_dim, int kv_bytes, bool rope = false);
 // The persistent kernel's resident CTAs per SM (16-bit KV: 3 at D 64, 2 at D 128, 1 at D 256; at
 // most DecodeCtasPerSm).
 int DecodePersistentCtasPerSm(int head_dim, int kv_bytes);
 
 // The schedule limits of a batch decode wrapper of config `c` on a GPU of `sms` multiprocessors
-// (BatchDecode::Create's; also what bench_decode --plan prints).
-DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms);
+// (BatchDecode::Create's; also what bench_decode --plan prints), for plans whose options take
+// RoPE where `rope` (DecodeCtasPerSm).
+DecodeScheduleLimits BatchDecodeLimits(const Engine& engine, const BatchDecodeConfig& c, int sms,
+                                       bool rope = false);
 
 // The work items a wrapper of config `c` plans at most (its workspace's capacity, and in graph
 // mode the items every replay launches): DecodeMaxItems with four waves of split items beyond

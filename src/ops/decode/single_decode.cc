@@ -87,7 +87,8 @@ Status SingleDecode(Engine& engine, const TensorView& q, const TensorView& k, co
       workspace_bytes < 16 ? 0 : (workspace_bytes - 16) / SlotBytes(num_qo_heads, head_dim));
   DecodeScheduleLimits limits;
   limits.ctas_per_item = static_cast<int>(num_kv_heads) * q_tiles;
-  limits.slots = sms * DecodeCtasPerSm(static_cast<int>(head_dim), DTypeBytes(k.dtype));
+  limits.slots =
+      sms * DecodeCtasPerSm(static_cast<int>(head_dim), DTypeBytes(k.dtype), options.rope);
   limits.max_items = static_cast<int>(max_slots);
   if (max_slots >= 2)
     limits.max_cluster =
