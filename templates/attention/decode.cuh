@@ -77,11 +77,27 @@ FLASHJIT_DEVICE DecodeWorkItem ThisWorkItem(const DecodeParams& p, int item) {
   return w;
 }
 
+// RoPE variants: the table of the D/2 frequencies in turns at the end of the dynamic shared
+// memory (DecodeSmemBytes), written once per CTA from the parameters alone (so before
+// GridDependencyWait), read after a barrier by the query's and the keys' rotations.
+template <class V>
+FLASHJIT_DEVICE rope::Turn* RopeTable(char* smem) {
+  constexpr int kD = V::kHeadDim;
+  return reinterpret_cast<rope::Turn*>(
+      smem + DecodeSmemBytes(kD, sizeof(typename V::DTypeKV), V::kStages, true) -
+      DecodeRopeTableBytes(kD));
+}
+template <class V>
+FLASHJIT_DEVICE void FillRopeTable(const DecodeParams& p, rope::Turn* table) {
+  for (int i = threadIdx.x; i < V::kHeadDim / 2; i += kDecodeThreads)
+    table[i] = DecodeRopeTurn(i, V::kHeadDim, p.rope_rcp_scale, p.rope_log2_theta);
+}
+
 // Stages the CTA's query rows (16, D) into swizzled shared memory, zero past the group, with
-// RoPE at position qpos when the variant has it.
+// RoPE at position qpos when the variant has it (`table`: RopeTable, written and synchronized).
 template <class V>
 FLASHJIT_DEVICE void LoadQuery(const DecodeParams& p, const DecodeWorkItem& w, int qh0, int rows,
-                               int qpos, typename V::DTypeQ* q_smem) {
+                               int qpos, const rope::Turn* table, typename V::DTypeQ* q_smem) {
   using T = typename V::DTypeQ;
   constexpr int kD = V::kHeadDim, kChunks = kD / 8, kHalf = kChunks / 2;
   const T* q = static_cast<const T*>(p.q) + w.request * p.q_stride_b;
@@ -92,16 +108,7 @@ FLASHJIT_DEVICE void LoadQuery(const DecodeParams& p, const DecodeWorkItem& w, i
       const T* src = q + (qh0 + row) * p.q_stride_h;
       a = LoadVec<T, 8>(src + c * 8);
       b = LoadVec<T, 8>(src + (c + kHalf) * 8);
-      if constexpr (V::kRope) {
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          float cs, sn;
-          RopeAngle(qpos, c * 8 + j, kD, p.rope_rcp_scale, p.rope_log2_theta, cs, sn);
-          const float x = ToFloat(a.v[j]), y = ToFloat(b.v[j]);
-          a.v[j] = FromFloat<T>(x * cs - y * sn);
-          b.v[j] = FromFloat<T>(y * cs + x * sn);
-        }
-      }
+      if constexpr (V::kRope) RopeChunkPair(qpos, table, c, a, b);
     }
     *reinterpret_cast<Vec<T, 8>*>(q_smem + SwizzledChunk<kChunks>(row, c) * 8) = a;
     *reinterpret_cast<Vec<T, 8>*>(q_smem + SwizzledChunk<kChunks>(row, c + kHalf) * 8) = b;
@@ -132,22 +139,13 @@ struct QueryRegs {
   }
 
   // Writes the tile into q_smem as LoadQuery does (RoPE at qpos when the variant has it).
-  FLASHJIT_DEVICE void Store(const DecodeParams& p, int qpos, T* q_smem) {
+  FLASHJIT_DEVICE void Store(int qpos, const rope::Turn* table, T* q_smem) {
     constexpr int kD = V::kHeadDim, kChunks = kD / 8;
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
       const int idx = threadIdx.x + i * kDecodeThreads, row = idx / kHalf, c = idx % kHalf;
       if (idx >= kDecodeQTile * kHalf) continue;
-      if constexpr (V::kRope) {
-#pragma unroll
-        for (int j = 0; j < 8; ++j) {
-          float cs, sn;
-          RopeAngle(qpos, c * 8 + j, kD, p.rope_rcp_scale, p.rope_log2_theta, cs, sn);
-          const float x = ToFloat(a[i].v[j]), y = ToFloat(b[i].v[j]);
-          a[i].v[j] = FromFloat<T>(x * cs - y * sn);
-          b[i].v[j] = FromFloat<T>(y * cs + x * sn);
-        }
-      }
+      if constexpr (V::kRope) RopeChunkPair(qpos, table, c, a[i], b[i]);
       *reinterpret_cast<Vec<T, 8>*>(q_smem + SwizzledChunk<kChunks>(row, c) * 8) = a[i];
       *reinterpret_cast<Vec<T, 8>*>(q_smem + SwizzledChunk<kChunks>(row, c + kHalf) * 8) = b[i];
     }
@@ -219,6 +217,8 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   float* stats = reinterpret_cast<float*>(smem + kRegionA + kDecodeQTile * kD * 2);
   auto k_stage = [&](int s) { return smem + s * 2 * Loader::kTileBytes; };
   auto v_stage = [&](int s) { return smem + (s * 2 + 1) * Loader::kTileBytes; };
+  rope::Turn* rope_table = V::kRope ? RopeTable<V>(smem) : nullptr;
+  if constexpr (V::kRope) FillRopeTable<V>(p, rope_table);
 
   // Issue side: the unit whose tiles are being issued, the next tile of it, and the unit after
   // it (read when the cursor entered `iu`).
@@ -281,7 +281,8 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   v.Set(p, cu);
   DecodeMergeItem merge_item = {};
   if (cu.w.merge >= 0 && p.merge_counters) merge_item = p.merge_items[cu.w.merge];
-  LoadQuery<V>(p, cu.w, v.qh0, v.rows, v.qpos, q_smem);
+  if constexpr (V::kRope) __syncthreads();  // the RoPE table
+  LoadQuery<V>(p, cu.w, v.qh0, v.rows, v.qpos, rope_table, q_smem);
   __syncthreads();
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -321,8 +322,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
       const char* v_src = v_stage(g % kStages) + warp * 16 * kD * sizeof(TKV);
       if constexpr (V::kRope) {
         __syncwarp();
-        RopeRows<T, kD>(const_cast<T*>(reinterpret_cast<const T*>(k_src)), key0, p.rope_rcp_scale,
-                        p.rope_log2_theta);
+        RopeRows<T, kD>(const_cast<T*>(reinterpret_cast<const T*>(k_src)), key0, rope_table);
         __syncwarp();
       }
       state.Step(p, k_src, v_src, key0, v.key_lo, cu.w.kv_end, v.qpos);
@@ -337,7 +337,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
     if (cu.next >= 0) {
       // Q's fragments read from q_smem at each step: every warp's last step first.
       if constexpr (DecodeWarp<V>::kQSmem) __syncthreads();
-      next_q.Store(p, nv.qpos, q_smem);
+      next_q.Store(nv.qpos, rope_table, q_smem);
     }
     __syncthreads();  // every warp is done with stage g % kStages: the epilogue takes it
     state.FinishRows();
@@ -422,6 +422,8 @@ __device__ void decode_attention(const DecodeParams& p) {
   T* convert = q_smem + kDecodeQTile * kD;  // kConvert only: (4 warps, K/V, 16, D)
   auto k_stage = [&](int s) { return smem + s * 2 * Loader::kTileBytes; };
   auto v_stage = [&](int s) { return smem + (s * 2 + 1) * Loader::kTileBytes; };
+  rope::Turn* rope_table = V::kRope ? RopeTable<V>(smem) : nullptr;
+  if constexpr (V::kRope) FillRopeTable<V>(p, rope_table);
 
   // A split request's merge item, read now so that the tail does not wait for it.
   DecodeMergeItem merge_item = {};
@@ -474,7 +476,8 @@ __device__ void decode_attention(const DecodeParams& p) {
   if constexpr (V::kStamps) {
     if (threadIdx.x == 0) stamp.Mark(1);
   }
-  LoadQuery<V>(p, w, qh0, rows, qpos, q_smem);
+  if constexpr (V::kRope) __syncthreads();  // the RoPE table
+  LoadQuery<V>(p, w, qh0, rows, qpos, rope_table, q_smem);
   __syncthreads();
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -531,23 +534,22 @@ __device__ void decode_attention(const DecodeParams& p) {
     const char* v_src = v_stage(t % kStages) + warp * 16 * kD * sizeof(TKV);
     const void* k_rows;
     const void* v_rows;
-    if constexpr (kConvert) {
+    if constexpr (kConvert) {  // keys converted and rotated in one pass, values converted
       T* k_conv = convert + warp * 2 * 16 * kD;
       T* v_conv = k_conv + 16 * kD;
-      ConvertRows<T, TKV, kD>(k_src, k_conv);
+      ConvertRopeRows<T, TKV, kD>(k_src, k_conv, key0, rope_table);
       ConvertRows<T, TKV, kD>(v_src, v_conv);
       k_rows = k_conv;
       v_rows = v_conv;
     } else {
       k_rows = k_src;
       v_rows = v_src;
+      if constexpr (V::kRope) {
+        __syncwarp();
+        RopeRows<T, kD>(const_cast<T*>(static_cast<const T*>(k_rows)), key0, rope_table);
+      }
     }
-    if constexpr (V::kRope) {
-      __syncwarp();
-      RopeRows<T, kD>(const_cast<T*>(static_cast<const T*>(k_rows)), key0, p.rope_rcp_scale,
-                      p.rope_log2_theta);
-    }
-    if constexpr (kConvert || V::kRope) __syncwarp();
+    if constexpr (V::kRope) __syncwarp();
     state.Step(p, k_rows, v_rows, key0, key_lo, w.kv_end, qpos);
   }
   CpAsyncWait<0>();

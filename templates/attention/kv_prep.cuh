@@ -79,20 +79,86 @@ FLASHJIT_DEVICE void ConvertRows(const char* src, T* dst) {
   }
 }
 
-// Rotates 16 swizzled rows of keys at positions key0 .. key0 + 15 in place (rotate halves).
+// RoPE on 16 rows of keys at positions key0 .. key0 + 15 (rotate halves). Lane l takes the
+// chunk pair c = l % kPairs (dims 8c .. 8c + 7 and their partners D/2 on: kPairs = D/16 pairs a
+// row) of rows l / kPairs, l / kPairs + 32 / kPairs, ...: a quarter warp's 16-byte accesses
+// cover 128 contiguous bytes of one row, and its turns are broadcast reads of the CTA's table
+// (FillRopeTable), one a pair, so that few registers are live beside the tile's accumulators.
+template <int kD>
+struct RopeLanes {
+  static constexpr int kPairs = kD / 16, kRowStep = 32 / kPairs, kRows = 16 / kRowStep;
+  static_assert(32 % kPairs == 0 && kRows >= 1, "a warp covers whole rows");
+  FLASHJIT_DEVICE static int Pair() { return threadIdx.x % 32 % kPairs; }
+  FLASHJIT_DEVICE static int Row(int k) { return threadIdx.x % 32 / kPairs + k * kRowStep; }
+};
+
+// Turns chunk pair c of a row (dims 8c .. 8c + 7 in a, their partners D/2 on in b) to `pos`.
+template <class T>
+FLASHJIT_DEVICE void RopeChunkPair(int pos, const rope::Turn* table, int c, Vec<T, 8>& a,
+                                   Vec<T, 8>& b) {
+  const float fpos = static_cast<float>(pos);
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    float x = ToFloat(a.v[j]), y = ToFloat(b.v[j]);
+    RopeRotate(fpos, table[c * 8 + j], x, y);
+    a.v[j] = FromFloat<T>(x);
+    b.v[j] = FromFloat<T>(y);
+  }
+}
+
+// Rotates 16 swizzled 16-bit rows of keys in place.
 template <class T, int kD>
-FLASHJIT_DEVICE void RopeRows(T* rows, int key0, float rcp_scale, float log2_theta) {
-  constexpr int kChunks = kD / 8, kHalf = kD / 2;
-  const int lane = threadIdx.x % 32;
-  for (int idx = lane; idx < 16 * kHalf; idx += 32) {
-    const int row = idx / kHalf, i = idx % kHalf;
-    T* a = rows + SwizzledChunk<kChunks>(row, i / 8) * 8 + i % 8;
-    T* b = rows + SwizzledChunk<kChunks>(row, (i + kHalf) / 8) * 8 + i % 8;
-    float c, s;
-    RopeAngle(key0 + row, i, kD, rcp_scale, log2_theta, c, s);
-    const float x = ToFloat(*a), y = ToFloat(*b);
-    *a = FromFloat<T>(x * c - y * s);
-    *b = FromFloat<T>(y * c + x * s);
+FLASHJIT_DEVICE void RopeRows(T* rows, int key0, const rope::Turn* table) {
+  using L = RopeLanes<kD>;
+  constexpr int kChunks = kD / 8;
+  const int c = L::Pair();
+#pragma unroll 1
+  for (int k = 0; k < L::kRows; ++k) {
+    const int row = L::Row(k);
+    Vec<T, 8>* pa = reinterpret_cast<Vec<T, 8>*>(rows + SwizzledChunk<kChunks>(row, c) * 8);
+    Vec<T, 8>* pb =
+        reinterpret_cast<Vec<T, 8>*>(rows + SwizzledChunk<kChunks>(row, c + L::kPairs) * 8);
+    Vec<T, 8> a = *pa, b = *pb;
+    RopeChunkPair(key0 + row, table, c, a, b);
+    *pa = a;
+    *pb = b;
+  }
+}
+
+// Converts 16 swizzled fp8 rows of keys (D bytes each) into 16 swizzled rows of T, rotated as
+// RopeRows does, in one pass (exact fp8 -> f16 -> f32, turned, rounded once to T): dims
+// 8c .. 8c + 7 are the half c % 2 of source chunk c / 2, their partners kPairs / 2 chunks on.
+template <class T, class TKV, int kD>
+FLASHJIT_DEVICE void ConvertRopeRows(const char* src, T* dst, int key0, const rope::Turn* table) {
+  using L = RopeLanes<kD>;
+  constexpr int kSrcChunks = kD / 16, kDstChunks = kD / 8;
+  const int c = L::Pair();
+  const int byte_off = (c % 2) * 8;
+#pragma unroll 1
+  for (int k = 0; k < L::kRows; ++k) {
+    const int row = L::Row(k);
+    const uint2 xs = *reinterpret_cast<const uint2*>(
+        src + SwizzledChunk<kSrcChunks>(row, c / 2) * 16 + byte_off);
+    const uint2 ys = *reinterpret_cast<const uint2*>(
+        src + SwizzledChunk<kSrcChunks>(row, c / 2 + L::kPairs / 2) * 16 + byte_off);
+    const float fpos = static_cast<float>(key0 + row);
+    uint32_t a[4], b[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {  // dims 8c + 2j, 8c + 2j + 1
+      const uint32_t xw = j < 2 ? xs.x : xs.y, yw = j < 2 ? ys.x : ys.y;
+      const uint32_t xh = Fp8x2To16x2<half, TKV>(static_cast<uint16_t>(j % 2 ? xw >> 16 : xw));
+      const uint32_t yh = Fp8x2To16x2<half, TKV>(static_cast<uint16_t>(j % 2 ? yw >> 16 : yw));
+      float2 x = __half22float2(*reinterpret_cast<const __half2*>(&xh));
+      float2 y = __half22float2(*reinterpret_cast<const __half2*>(&yh));
+      RopeRotate(fpos, table[c * 8 + 2 * j], x.x, y.x);
+      RopeRotate(fpos, table[c * 8 + 2 * j + 1], x.y, y.y);
+      a[j] = PackPair<T>(x.x, x.y);
+      b[j] = PackPair<T>(y.x, y.y);
+    }
+    *reinterpret_cast<uint4*>(dst + SwizzledChunk<kDstChunks>(row, c) * 8) =
+        make_uint4(a[0], a[1], a[2], a[3]);
+    *reinterpret_cast<uint4*>(dst + SwizzledChunk<kDstChunks>(row, c + L::kPairs) * 8) =
+        make_uint4(b[0], b[1], b[2], b[3]);
   }
 }
 
