@@ -174,7 +174,8 @@ Options ParseOptions(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--plan")) o.plan = true;
     if (!std::strcmp(argv[i], "--kv") && i + 1 < argc) {
       if (std::strcmp(argv[++i], "e4m3"))
-        throw std::runtime_error(fmt::format("--kv: '{}'; known: e4m3", argv[i]));
+        throw std::runtime_error(fmt::format(
+            "--kv: '{}'; known: e4m3 (without --kv: the configuration's 16-bit type)", argv[i]));
       o.kv_e4m3 = true;
     }
     if (!std::strcmp(argv[i], "--graph")) o.graph = true;

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <fstream>
 #include <random>
 #include <stdexcept>
@@ -19,6 +21,22 @@ namespace {
 bool g_dry = false;
 bool g_once = false;
 std::vector<void*> g_allocs;
+const char* g_program = "flashjit_bench";
+
+// A benchmark reports its errors (a bad argument, no driver, a failed launch) as exceptions; one
+// that escapes main ends the run with its message and exit status 2 instead of an abort.
+[[noreturn]] void ReportUncaught() {
+  const char* what = "unknown error";
+  try {
+    if (std::exception_ptr e = std::current_exception()) std::rethrow_exception(e);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: error: %s\n", g_program, e.what());
+    std::_Exit(2);
+  } catch (...) {
+  }
+  std::fprintf(stderr, "%s: error: %s\n", g_program, what);
+  std::_Exit(2);
+}
 
 const runtime::DriverApi& Api() {
   auto d = runtime::Driver();
@@ -97,6 +115,11 @@ bool DryRun() { return g_dry; }
 bool Once() { return g_once; }
 
 Engine& Setup(int argc, char** argv) {
+  if (argc > 0) {
+    const char* slash = std::strrchr(argv[0], '/');
+    g_program = slash ? slash + 1 : argv[0];
+  }
+  std::set_terminate(ReportUncaught);
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--dry-run")) g_dry = true;
     if (!std::strcmp(argv[i], "--once")) g_once = true;

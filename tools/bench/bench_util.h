@@ -15,7 +15,9 @@
 
 namespace flashjit::bench {
 
-// Parses --dry-run and --once, sets up the environment and returns the engine.
+// Parses --dry-run and --once, sets up the environment and returns the engine. From here on an
+// exception that escapes main (a bad argument, no driver on this machine, a failed launch) prints
+// "<program>: error: <message>" and exits with status 2.
 Engine& Setup(int argc, char** argv);
 bool DryRun();
 bool Once();
