@@ -77,27 +77,27 @@ FLASHJIT_DEVICE DecodeWorkItem ThisWorkItem(const DecodeParams& p, int item) {
   return w;
 }
 
-// RoPE variants: the table of the D/2 frequencies in turns at the end of the dynamic shared
-// memory (DecodeSmemBytes), written once per CTA from the parameters alone (so before
+// RoPE variants: the table of the D/2 frequencies (DecodeRopeFreq) at the end of the dynamic
+// shared memory (DecodeSmemBytes), written once per CTA from the parameters alone (so before
 // GridDependencyWait), read after a barrier by the query's and the keys' rotations.
 template <class V>
-FLASHJIT_DEVICE rope::Turn* RopeTable(char* smem) {
+FLASHJIT_DEVICE DecodeRopeFreq* RopeTable(char* smem) {
   constexpr int kD = V::kHeadDim;
-  return reinterpret_cast<rope::Turn*>(
+  return reinterpret_cast<DecodeRopeFreq*>(
       smem + DecodeSmemBytes(kD, sizeof(typename V::DTypeKV), V::kStages, true) -
       DecodeRopeTableBytes(kD));
 }
 template <class V>
-FLASHJIT_DEVICE void FillRopeTable(const DecodeParams& p, rope::Turn* table) {
+FLASHJIT_DEVICE void FillRopeTable(const DecodeParams& p, DecodeRopeFreq* table) {
   for (int i = threadIdx.x; i < V::kHeadDim / 2; i += kDecodeThreads)
-    table[i] = DecodeRopeTurn(i, V::kHeadDim, p.rope_rcp_scale, p.rope_log2_theta);
+    table[i] = DecodeRopeFreqOf(i, V::kHeadDim, p.rope_rcp_scale, p.rope_log2_theta);
 }
 
 // Stages the CTA's query rows (16, D) into swizzled shared memory, zero past the group, with
 // RoPE at position qpos when the variant has it (`table`: RopeTable, written and synchronized).
 template <class V>
 FLASHJIT_DEVICE void LoadQuery(const DecodeParams& p, const DecodeWorkItem& w, int qh0, int rows,
-                               int qpos, const rope::Turn* table, typename V::DTypeQ* q_smem) {
+                               int qpos, const DecodeRopeFreq* table, typename V::DTypeQ* q_smem) {
   using T = typename V::DTypeQ;
   constexpr int kD = V::kHeadDim, kChunks = kD / 8, kHalf = kChunks / 2;
   const T* q = static_cast<const T*>(p.q) + w.request * p.q_stride_b;
@@ -139,7 +139,7 @@ struct QueryRegs {
   }
 
   // Writes the tile into q_smem as LoadQuery does (RoPE at qpos when the variant has it).
-  FLASHJIT_DEVICE void Store(int qpos, const rope::Turn* table, T* q_smem) {
+  FLASHJIT_DEVICE void Store(int qpos, const DecodeRopeFreq* table, T* q_smem) {
     constexpr int kD = V::kHeadDim, kChunks = kD / 8;
 #pragma unroll
     for (int i = 0; i < kIters; ++i) {
@@ -217,7 +217,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   float* stats = reinterpret_cast<float*>(smem + kRegionA + kDecodeQTile * kD * 2);
   auto k_stage = [&](int s) { return smem + s * 2 * Loader::kTileBytes; };
   auto v_stage = [&](int s) { return smem + (s * 2 + 1) * Loader::kTileBytes; };
-  rope::Turn* rope_table = V::kRope ? RopeTable<V>(smem) : nullptr;
+  DecodeRopeFreq* rope_table = V::kRope ? RopeTable<V>(smem) : nullptr;
   if constexpr (V::kRope) FillRopeTable<V>(p, rope_table);
 
   // Issue side: the unit whose tiles are being issued, the next tile of it, and the unit after
@@ -422,7 +422,7 @@ __device__ void decode_attention(const DecodeParams& p) {
   T* convert = q_smem + kDecodeQTile * kD;  // kConvert only: (4 warps, K/V, 16, D)
   auto k_stage = [&](int s) { return smem + s * 2 * Loader::kTileBytes; };
   auto v_stage = [&](int s) { return smem + (s * 2 + 1) * Loader::kTileBytes; };
-  rope::Turn* rope_table = V::kRope ? RopeTable<V>(smem) : nullptr;
+  DecodeRopeFreq* rope_table = V::kRope ? RopeTable<V>(smem) : nullptr;
   if constexpr (V::kRope) FillRopeTable<V>(p, rope_table);
 
   // A split request's merge item, read now so that the tail does not wait for it.

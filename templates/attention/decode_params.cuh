@@ -215,7 +215,7 @@ namespace flashjit::attention {
 //   [Q: 16 x D 16-bit, later the per-warp softmax statistics]
 //   [fp8 KV with RoPE only: per-warp 16-bit copies of 16 keys and 16 values]
 //   [16-bit KV only: the persistent epilogue's statistics (DecodeStatsBytes)]
-//   [RoPE only: the D/2 frequencies in turns, two floats each (DecodeRopeTableBytes)]
+//   [RoPE only: the D/2 frequencies, four floats each (DecodeRopeFreq, DecodeRopeTableBytes)]
 // A persistent CTA (16-bit KV) runs its epilogue in the pipeline stage of the unit's last tile,
 // rows of D floats whose 32-byte segments are XOR-swizzled by the row (no padding: 4 x 16 x D x 4
 // bytes = one stage of 16-bit K and V tiles).
@@ -228,7 +228,7 @@ FLASHJIT_HD constexpr int DecodeEpilogueBytes(int head_dim) {
 // The epilogue's softmax statistics of a persistent CTA: (4 warps, 16, 2) + (4, 16) + 16 floats,
 // kept apart from Q (the next unit's query is staged during the epilogue).
 FLASHJIT_HD constexpr int DecodeStatsBytes() { return 1024; }
-FLASHJIT_HD constexpr int DecodeRopeTableBytes(int head_dim) { return head_dim / 2 * 8; }
+FLASHJIT_HD constexpr int DecodeRopeTableBytes(int head_dim) { return head_dim / 2 * 16; }
 FLASHJIT_HD constexpr int DecodeSmemBytes(int head_dim, int kv_bytes, int stages, bool rope) {
   const int a = DecodePipelineBytes(head_dim, kv_bytes, stages);
   const int b = DecodeEpilogueBytes(head_dim);

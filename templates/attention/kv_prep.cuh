@@ -79,22 +79,10 @@ FLASHJIT_DEVICE void ConvertRows(const char* src, T* dst) {
   }
 }
 
-// RoPE on 16 rows of keys at positions key0 .. key0 + 15 (rotate halves). Lane l takes the
-// chunk pair c = l % kPairs (dims 8c .. 8c + 7 and their partners D/2 on: kPairs = D/16 pairs a
-// row) of rows l / kPairs, l / kPairs + 32 / kPairs, ...: a quarter warp's 16-byte accesses
-// cover 128 contiguous bytes of one row, and its turns are broadcast reads of the CTA's table
-// (FillRopeTable), one a pair, so that few registers are live beside the tile's accumulators.
-template <int kD>
-struct RopeLanes {
-  static constexpr int kPairs = kD / 16, kRowStep = 32 / kPairs, kRows = 16 / kRowStep;
-  static_assert(32 % kPairs == 0 && kRows >= 1, "a warp covers whole rows");
-  FLASHJIT_DEVICE static int Pair() { return threadIdx.x % 32 % kPairs; }
-  FLASHJIT_DEVICE static int Row(int k) { return threadIdx.x % 32 / kPairs + k * kRowStep; }
-};
-
-// Turns chunk pair c of a row (dims 8c .. 8c + 7 in a, their partners D/2 on in b) to `pos`.
+// Chunk pair c of a query row (dims 8c .. 8c + 7 in a, their partners D/2 on in b) turned to
+// `pos`; `table`: the CTA's frequencies (FillRopeTable).
 template <class T>
-FLASHJIT_DEVICE void RopeChunkPair(int pos, const rope::Turn* table, int c, Vec<T, 8>& a,
+FLASHJIT_DEVICE void RopeChunkPair(int pos, const DecodeRopeFreq* table, int c, Vec<T, 8>& a,
                                    Vec<T, 8>& b) {
   const float fpos = static_cast<float>(pos);
 #pragma unroll
@@ -106,59 +94,119 @@ FLASHJIT_DEVICE void RopeChunkPair(int pos, const rope::Turn* table, int c, Vec<
   }
 }
 
-// Rotates 16 swizzled 16-bit rows of keys in place.
+// The angles of RoPE on a warp's 16 rows of keys (positions key0 .. key0 + 15). Lane l takes
+// the kDims = D/64 dims i0 = l kDims .. i0 + kDims - 1 (and their partners D/2 on) in every row:
+// its angles start exact at key0 (rope::CosSinTurns) and step one position a row by the table's
+// cos / sin of one position's angle, a few FMAs a pair where a reduction and two MUFU operations
+// took 20 instructions (the step's rounding adds a few ulp over 15 rows).
+template <int kD>
+struct RopeKeyAngles {
+  static constexpr int kDims = kD / 64;
+  static_assert(kDims >= 1 && kDims <= 4 && 8 % kDims == 0, "a lane's dims lie in one chunk");
+  float c[kDims], s[kDims], step_c[kDims], step_s[kDims];
+
+  FLASHJIT_DEVICE static int FirstDim() { return threadIdx.x % 32 * kDims; }
+  FLASHJIT_DEVICE RopeKeyAngles(int key0, const DecodeRopeFreq* table) {
+    const float pos = static_cast<float>(key0);
+#pragma unroll
+    for (int d = 0; d < kDims; ++d) {
+      const DecodeRopeFreq f = table[FirstDim() + d];
+      rope::CosSinTurns(pos, f.hi, f.lo, &c[d], &s[d]);
+      step_c[d] = f.c;
+      step_s[d] = f.s;
+    }
+  }
+  // Turns the pairs (x[d], y[d]) by this row's angles, then moves the angles to the next row.
+  FLASHJIT_DEVICE void Rotate(float (&x)[kDims], float (&y)[kDims]) {
+#pragma unroll
+    for (int d = 0; d < kDims; ++d) {
+      const float a = x[d], b = y[d];
+      x[d] = a * c[d] - b * s[d];
+      y[d] = b * c[d] + a * s[d];
+      const float next_c = c[d] * step_c[d] - s[d] * step_s[d];
+      s[d] = s[d] * step_c[d] + c[d] * step_s[d];
+      c[d] = next_c;
+    }
+  }
+};
+
+// kN (1, 2 or 4) consecutive 16-bit values as floats, and back (rounded to nearest).
+template <class T, int kN>
+FLASHJIT_DEVICE void LoadFloats(const T* p, float (&x)[kN]) {
+  const Vec<T, kN> v = *reinterpret_cast<const Vec<T, kN>*>(p);
+#pragma unroll
+  for (int d = 0; d < kN; ++d) x[d] = ToFloat(v.v[d]);
+}
+template <class T, int kN>
+FLASHJIT_DEVICE void StoreFloats(T* p, const float (&x)[kN]) {
+  if constexpr (kN == 1) {
+    *p = FromFloat<T>(x[0]);
+  } else if constexpr (kN == 2) {
+    *reinterpret_cast<uint32_t*>(p) = PackPair<T>(x[0], x[1]);
+  } else {
+    static_assert(kN == 4, "1, 2 or 4 values");
+    *reinterpret_cast<uint2*>(p) = make_uint2(PackPair<T>(x[0], x[1]), PackPair<T>(x[2], x[3]));
+  }
+}
+// kN (1, 2 or 4) consecutive fp8 values as floats (exact, through f16).
+template <class TKV, int kN>
+FLASHJIT_DEVICE void LoadFp8Floats(const char* p, float (&x)[kN]) {
+  uint32_t bytes;
+  if constexpr (kN == 1)
+    bytes = *reinterpret_cast<const uint8_t*>(p);
+  else if constexpr (kN == 2)
+    bytes = *reinterpret_cast<const uint16_t*>(p);
+  else
+    bytes = *reinterpret_cast<const uint32_t*>(p);
+  float f[kN < 2 ? 2 : kN];
+#pragma unroll
+  for (int d = 0; d < kN; d += 2) {
+    const uint32_t h = Fp8x2To16x2<half, TKV>(static_cast<uint16_t>(bytes >> (8 * d)));
+    const float2 pair = __half22float2(*reinterpret_cast<const __half2*>(&h));
+    f[d] = pair.x;
+    f[d + 1] = pair.y;
+  }
+#pragma unroll
+  for (int d = 0; d < kN; ++d) x[d] = f[d];
+}
+
+// Rotates 16 swizzled 16-bit rows of keys at positions key0 .. key0 + 15 in place.
 template <class T, int kD>
-FLASHJIT_DEVICE void RopeRows(T* rows, int key0, const rope::Turn* table) {
-  using L = RopeLanes<kD>;
-  constexpr int kChunks = kD / 8;
-  const int c = L::Pair();
-#pragma unroll 1
-  for (int k = 0; k < L::kRows; ++k) {
-    const int row = L::Row(k);
-    Vec<T, 8>* pa = reinterpret_cast<Vec<T, 8>*>(rows + SwizzledChunk<kChunks>(row, c) * 8);
-    Vec<T, 8>* pb =
-        reinterpret_cast<Vec<T, 8>*>(rows + SwizzledChunk<kChunks>(row, c + L::kPairs) * 8);
-    Vec<T, 8> a = *pa, b = *pb;
-    RopeChunkPair(key0 + row, table, c, a, b);
-    *pa = a;
-    *pb = b;
+FLASHJIT_DEVICE void RopeRows(T* rows, int key0, const DecodeRopeFreq* table) {
+  using A = RopeKeyAngles<kD>;
+  constexpr int kChunks = kD / 8, kN = A::kDims;
+  const int i0 = A::FirstDim(), j0 = i0 + kD / 2;
+  A angles(key0, table);
+#pragma unroll 4
+  for (int row = 0; row < 16; ++row) {
+    T* a = rows + SwizzledChunk<kChunks>(row, i0 / 8) * 8 + i0 % 8;
+    T* b = rows + SwizzledChunk<kChunks>(row, j0 / 8) * 8 + j0 % 8;
+    float x[kN], y[kN];
+    LoadFloats<T, kN>(a, x);
+    LoadFloats<T, kN>(b, y);
+    angles.Rotate(x, y);
+    StoreFloats<T, kN>(a, x);
+    StoreFloats<T, kN>(b, y);
   }
 }
 
 // Converts 16 swizzled fp8 rows of keys (D bytes each) into 16 swizzled rows of T, rotated as
-// RopeRows does, in one pass (exact fp8 -> f16 -> f32, turned, rounded once to T): dims
-// 8c .. 8c + 7 are the half c % 2 of source chunk c / 2, their partners kPairs / 2 chunks on.
+// RopeRows does, in one pass (exact fp8 -> f32, turned, rounded once to T).
 template <class T, class TKV, int kD>
-FLASHJIT_DEVICE void ConvertRopeRows(const char* src, T* dst, int key0, const rope::Turn* table) {
-  using L = RopeLanes<kD>;
-  constexpr int kSrcChunks = kD / 16, kDstChunks = kD / 8;
-  const int c = L::Pair();
-  const int byte_off = (c % 2) * 8;
-#pragma unroll 1
-  for (int k = 0; k < L::kRows; ++k) {
-    const int row = L::Row(k);
-    const uint2 xs = *reinterpret_cast<const uint2*>(
-        src + SwizzledChunk<kSrcChunks>(row, c / 2) * 16 + byte_off);
-    const uint2 ys = *reinterpret_cast<const uint2*>(
-        src + SwizzledChunk<kSrcChunks>(row, c / 2 + L::kPairs / 2) * 16 + byte_off);
-    const float fpos = static_cast<float>(key0 + row);
-    uint32_t a[4], b[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {  // dims 8c + 2j, 8c + 2j + 1
-      const uint32_t xw = j < 2 ? xs.x : xs.y, yw = j < 2 ? ys.x : ys.y;
-      const uint32_t xh = Fp8x2To16x2<half, TKV>(static_cast<uint16_t>(j % 2 ? xw >> 16 : xw));
-      const uint32_t yh = Fp8x2To16x2<half, TKV>(static_cast<uint16_t>(j % 2 ? yw >> 16 : yw));
-      float2 x = __half22float2(*reinterpret_cast<const __half2*>(&xh));
-      float2 y = __half22float2(*reinterpret_cast<const __half2*>(&yh));
-      RopeRotate(fpos, table[c * 8 + 2 * j], x.x, y.x);
-      RopeRotate(fpos, table[c * 8 + 2 * j + 1], x.y, y.y);
-      a[j] = PackPair<T>(x.x, x.y);
-      b[j] = PackPair<T>(y.x, y.y);
-    }
-    *reinterpret_cast<uint4*>(dst + SwizzledChunk<kDstChunks>(row, c) * 8) =
-        make_uint4(a[0], a[1], a[2], a[3]);
-    *reinterpret_cast<uint4*>(dst + SwizzledChunk<kDstChunks>(row, c + L::kPairs) * 8) =
-        make_uint4(b[0], b[1], b[2], b[3]);
+FLASHJIT_DEVICE void ConvertRopeRows(const char* src, T* dst, int key0,
+                                     const DecodeRopeFreq* table) {
+  using A = RopeKeyAngles<kD>;
+  constexpr int kSrcChunks = kD / 16, kDstChunks = kD / 8, kN = A::kDims;
+  const int i0 = A::FirstDim(), j0 = i0 + kD / 2;
+  A angles(key0, table);
+#pragma unroll 4
+  for (int row = 0; row < 16; ++row) {
+    float x[kN], y[kN];
+    LoadFp8Floats<TKV, kN>(src + SwizzledChunk<kSrcChunks>(row, i0 / 16) * 16 + i0 % 16, x);
+    LoadFp8Floats<TKV, kN>(src + SwizzledChunk<kSrcChunks>(row, j0 / 16) * 16 + j0 % 16, y);
+    angles.Rotate(x, y);
+    StoreFloats<T, kN>(dst + SwizzledChunk<kDstChunks>(row, i0 / 8) * 8 + i0 % 8, x);
+    StoreFloats<T, kN>(dst + SwizzledChunk<kDstChunks>(row, j0 / 8) * 8 + j0 % 8, y);
   }
 }
 

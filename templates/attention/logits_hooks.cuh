@@ -49,25 +49,33 @@ FLASHJIT_DEVICE float TransformScore(float raw, float sm_scale, float soft_cap, 
 }
 
 // RoPE (rotate halves, as Llama): for i < D/2 the pair (x[i], x[i + D/2]) turns by
-// pos * rcp_scale * theta^(-2i/D) radians. A CTA keeps the D/2 frequencies in turns, formed in
-// double (DecodeRopeTurn), in shared memory (FillRopeTable), and every angle of the query and the
-// keys comes from rope::CosSinTurns, as in the RoPE kernels: whole turns drop out exactly, then
-// the fast __sincosf on [-pi, pi], good to a few 2^-25 turns at any position below 2^24. (Until
-// session 25 each key's angle took exp2f and the accurate sincosf, whose range reduction and
-// slow path held fp8 decode with RoPE at 0.4-0.6 TB/s, and whose float frequency put the angle
-// off by pos x 2^-24 relative.)
-FLASHJIT_DEVICE rope::Turn DecodeRopeTurn(int i, int head_dim, float rcp_scale, float log2_theta) {
+// pos * rcp_scale * theta^(-2i/D) radians. A CTA keeps the D/2 frequencies in shared memory
+// (FillRopeTable), each as its turns a position, formed in double and held as two floats, and the
+// cos / sin of one position's angle. The query's angle comes from rope::CosSinTurns, as in the
+// RoPE kernels (whole turns drop out exactly, then the fast __sincosf on [-pi, pi]: a few 2^-25
+// turns at any position below 2^24); the keys' start there at a warp's first key and step one
+// position a row (RopeKeyAngles). Until session 25 every angle took exp2f and the accurate
+// sincosf, whose range reduction held fp8 decode with RoPE at 0.4-0.6 TB/s, and whose float
+// frequency put the angle off by pos x 2^-24 relative.
+struct alignas(16) DecodeRopeFreq {
+  float hi, lo;  // turns a position: hi + lo
+  float c, s;    // cos and sin of one position's angle
+};
+FLASHJIT_DEVICE DecodeRopeFreq DecodeRopeFreqOf(int i, int head_dim, float rcp_scale,
+                                                float log2_theta) {
   constexpr double kInvTwoPi = 0.15915494309189535;
   const double t = static_cast<double>(rcp_scale) *
                    exp2(-2.0 * i / head_dim * static_cast<double>(log2_theta)) * kInvTwoPi;
+  double s, c;
+  sincospi(2.0 * t, &s, &c);
   const float hi = static_cast<float>(t);
-  return {hi, static_cast<float>(t - hi)};
+  return {hi, static_cast<float>(t - hi), static_cast<float>(c), static_cast<float>(s)};
 }
 
-// Turns the pair (x, y) = (dim i, dim i + D/2) by pos x `turn` (the table's entry i).
-FLASHJIT_DEVICE void RopeRotate(float pos, rope::Turn turn, float& x, float& y) {
+// Turns the pair (x, y) = (dim i, dim i + D/2) to position pos (f: the table's entry i).
+FLASHJIT_DEVICE void RopeRotate(float pos, const DecodeRopeFreq& f, float& x, float& y) {
   float c, s;
-  rope::CosSinTurns(pos, turn.hi, turn.lo, &c, &s);
+  rope::CosSinTurns(pos, f.hi, f.lo, &c, &s);
   const float a = x, b = y;
   x = a * c - b * s;
   y = b * c + a * s;

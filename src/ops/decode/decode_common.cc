@@ -142,12 +142,12 @@ int DecodePlanModel() {
 int DecodeKernelRegisters(int head_dim, int kv_bytes, bool persistent) {
   // NVRTC 13.0 for sm_90a (session 24; RoPE's rows since session 25), the most over soft cap,
   // ALiBi, RoPE and fast index. The attention entry: 16-bit KV 95-96 at D 64 (124 with RoPE and
-  // the other knobs), 162-166 at D 128, 214-222 at D 256; fp8 96 at D 64 (124), 160-164 at D 128,
+  // the other knobs), 162-166 at D 128, 214-225 at D 256; fp8 96 at D 64 (124), 160-164 at D 128,
   // 255 at D 256 (up to 60 bytes of spills). The persistent entry (16-bit KV only): 162-167 at
   // D 64, 218-242 at D 128, 250-255 at D 256 (RoPE spills). At D 64 the extra registers cost no
   // CTA: shared memory holds 4 an SM either way.
   if (persistent) return head_dim == 64 ? 167 : head_dim == 128 ? 242 : 255;
-  if (kv_bytes == 2) return head_dim == 64 ? 124 : head_dim == 128 ? 166 : 222;
+  if (kv_bytes == 2) return head_dim == 64 ? 124 : head_dim == 128 ? 166 : 225;
   return head_dim == 64 ? 124 : head_dim == 128 ? 164 : 255;
 }
 
