@@ -32,7 +32,12 @@ struct FLASHJIT_API DecodeOptions {
   float logits_soft_cap = 0.f;  // > 0: logits = cap * tanh(logits / cap)
   int32_t window_left = -1;     // >= 0: only keys j >= kv_len - 1 - window_left are seen
   bool alibi = false;           // logits += slope(h) * (j - (kv_len - 1)), FlashInfer's slopes
-  bool rope = false;  // RoPE (rotate halves) on q at kv_len - 1 and on k[j] at j, in-kernel
+  // RoPE (rotate halves) on q at kv_len - 1 and on k[j] at j, in-kernel: dim pair i turns by
+  // pos / rope_scale * rope_theta^(-2i / head_dim) radians. The frequencies are formed in double
+  // from 1 / rope_scale and log2(rope_theta) rounded to float, and the angles are reduced
+  // exactly: an angle is off by those two roundings (at most about angle x 6e-7) and a few 1e-7
+  // rad, at any position below 2^24. The rotated q and k are rounded to q's 16-bit type.
+  bool rope = false;
   float rope_scale = 1.f;
   float rope_theta = 1e4f;
   float k_scale = 1.f;  // logits use k * k_scale, the output v * v_scale

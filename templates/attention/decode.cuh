@@ -367,8 +367,9 @@ __device__ void decode_attention(const DecodeParams& p) {
   using T = typename V::DTypeQ;
   using TKV = typename V::DTypeKV;
   constexpr int kD = V::kHeadDim, kStages = V::kStages, kTile = kDecodeTileKV;
-  // fp8 with RoPE: each warp converts its keys and values into 16-bit rows in shared memory
-  // (the rotation needs them); other fp8 variants convert in registers (DecodeWarp::kFp8Regs).
+  // fp8 with RoPE: each warp converts its keys into rotated 16-bit rows in shared memory (the
+  // rotation needs them); values, and the keys of other fp8 variants, convert in registers
+  // (DecodeWarp::kFp8RegsV, kFp8RegsK).
   constexpr bool kConvert = sizeof(TKV) == 1 && V::kRope;
   static_assert(kStages >= 2, "the pipeline needs at least two stages");
   using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
@@ -419,7 +420,7 @@ __device__ void decode_attention(const DecodeParams& p) {
                                ? DecodePipelineBytes(kD, sizeof(TKV), kStages)
                                : DecodeEpilogueBytes(kD);
   T* q_smem = reinterpret_cast<T*>(smem + kRegionA);
-  T* convert = q_smem + kDecodeQTile * kD;  // kConvert only: (4 warps, K/V, 16, D)
+  T* convert = q_smem + kDecodeQTile * kD;  // kConvert only: (4 warps, 16 keys, D)
   auto k_stage = [&](int s) { return smem + s * 2 * Loader::kTileBytes; };
   auto v_stage = [&](int s) { return smem + (s * 2 + 1) * Loader::kTileBytes; };
   DecodeRopeFreq* rope_table = V::kRope ? RopeTable<V>(smem) : nullptr;
@@ -534,13 +535,11 @@ __device__ void decode_attention(const DecodeParams& p) {
     const char* v_src = v_stage(t % kStages) + warp * 16 * kD * sizeof(TKV);
     const void* k_rows;
     const void* v_rows;
-    if constexpr (kConvert) {  // keys converted and rotated in one pass, values converted
-      T* k_conv = convert + warp * 2 * 16 * kD;
-      T* v_conv = k_conv + 16 * kD;
+    if constexpr (kConvert) {  // keys converted and rotated in one pass; values stay fp8
+      T* k_conv = convert + warp * 16 * kD;
       ConvertRopeRows<T, TKV, kD>(k_src, k_conv, key0, rope_table);
-      ConvertRows<T, TKV, kD>(v_src, v_conv);
       k_rows = k_conv;
-      v_rows = v_conv;
+      v_rows = v_src;
     } else {
       k_rows = k_src;
       v_rows = v_src;

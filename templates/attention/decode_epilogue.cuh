@@ -73,9 +73,9 @@ FLASHJIT_DEVICE int EpilogueIndex(int row, int col) {
 // kDivideEachRow): with the new forms, Gemma-2's fp8 read 5-17 % slower (session 20, calls 2-3).
 template <class V, bool kPersistent>
 constexpr EpilogueLayout kEpilogueLayout =
-    kPersistent                                     ? EpilogueLayout::kSwizzled
-    : V::kHeadDim <= 128 && DecodeWarp<V>::kFp8Regs ? EpilogueLayout::kFp8
-                                                    : EpilogueLayout::kPadded;
+    kPersistent                                      ? EpilogueLayout::kSwizzled
+    : V::kHeadDim <= 128 && DecodeWarp<V>::kFp8RegsV ? EpilogueLayout::kFp8
+                                                     : EpilogueLayout::kPadded;
 
 // Cluster plans (items marked kDecodePartialCluster): the p.cluster CTAs of this cluster hold
 // the normalised partial outputs (rows x D floats at `o`, in the epilogue's layout) and base-2 LSEs
@@ -194,7 +194,7 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
   // Each warp's unnormalised O and its (m, l) per row.         (4, 16, D)
   // Rows 8..15 (the accumulators' c = 2, 3) only where the CTA has more than 8 query rows.
   const int row0 = warp * kDecodeQTile;
-  if constexpr (DecodeWarp<V>::kFp8Regs && kLayout == EpilogueLayout::kPadded) {
+  if constexpr (DecodeWarp<V>::kFp8RegsV && kLayout == EpilogueLayout::kPadded) {
 #pragma unroll
     for (int j = 0; j < kD / 8; ++j)
 #pragma unroll
@@ -202,7 +202,7 @@ FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem&
         if (c >= 2 && rows <= 8) continue;
         o_smem[at(row0 + g + (c / 2) * 8, DecodeWarp<V>::Fp8OutColumn(j, c))] = st.o[j][c];
       }
-  } else if constexpr (DecodeWarp<V>::kFp8Regs) {  // permuted columns (see decode_warp.cuh)
+  } else if constexpr (DecodeWarp<V>::kFp8RegsV) {  // permuted columns (see decode_warp.cuh)
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
       if (c >= 2 && rows <= 8) continue;

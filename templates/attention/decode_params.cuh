@@ -213,7 +213,7 @@ namespace flashjit::attention {
 // Dynamic shared memory of the decode kernel (host and device agree through this function):
 //   [pipeline: stages x (K tile, V tile)  |  or, after the loop, 4 warps x 16 x (D + 8) fp32]
 //   [Q: 16 x D 16-bit, later the per-warp softmax statistics]
-//   [fp8 KV with RoPE only: per-warp 16-bit copies of 16 keys and 16 values]
+//   [fp8 KV with RoPE only: per-warp rotated 16-bit copies of 16 keys]
 //   [16-bit KV only: the persistent epilogue's statistics (DecodeStatsBytes)]
 //   [RoPE only: the D/2 frequencies, four floats each (DecodeRopeFreq, DecodeRopeTableBytes)]
 // A persistent CTA (16-bit KV) runs its epilogue in the pipeline stage of the unit's last tile,
@@ -232,7 +232,7 @@ FLASHJIT_HD constexpr int DecodeRopeTableBytes(int head_dim) { return head_dim /
 FLASHJIT_HD constexpr int DecodeSmemBytes(int head_dim, int kv_bytes, int stages, bool rope) {
   const int a = DecodePipelineBytes(head_dim, kv_bytes, stages);
   const int b = DecodeEpilogueBytes(head_dim);
-  const int convert = kv_bytes == 1 && rope ? (kDecodeThreads / 32) * 2 * 16 * head_dim * 2 : 0;
+  const int convert = kv_bytes == 1 && rope ? (kDecodeThreads / 32) * 16 * head_dim * 2 : 0;
   // 16-bit KV: persistent plans keep their statistics after Q (see DecodeStatsBytes).
   const int stats = kv_bytes == 2 ? DecodeStatsBytes() : 0;
   const int table = rope ? DecodeRopeTableBytes(head_dim) : 0;

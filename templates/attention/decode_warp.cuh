@@ -13,8 +13,9 @@
 
 namespace flashjit::attention {
 
-// fp8 caches (without in-kernel RoPE) are read straight from the fp8 tile into B fragments
-// (kFp8Regs), with two index permutations that make every thread's bytes contiguous:
+// fp8 caches are read straight from the fp8 tile into B fragments (K: kFp8RegsK, without
+// in-kernel RoPE, whose keys come rotated as 16-bit rows; V: kFp8RegsV, always), with two index
+// permutations that make every thread's bytes contiguous:
 //   Q.K: thread t = lane % 4 holds k indices 2t, 2t+1, 2t+8, 2t+9 of each 16-wide step kk; they
 //        are taken from head-dim columns t * D/4 + kk * 4 + {0, 1, 2, 3} of both Q and K (a
 //        permutation of the summed index, so S is unchanged). One 16-byte load gives 4 steps.
@@ -34,10 +35,12 @@ struct DecodeWarp {
   using TKV = typename V::DTypeKV;
   static constexpr int kD = V::kHeadDim;
   static constexpr int kChunks = kD / 8;  // 16-byte chunks per 16-bit row
-  static constexpr bool kFp8Regs = sizeof(TKV) == 1 && !V::kRope;
-  using TC = typename Select<kFp8Regs, half, T>::type;  // tensor-core input type
+  static constexpr bool kFp8RegsK = sizeof(TKV) == 1 && !V::kRope;
+  static constexpr bool kFp8RegsV = sizeof(TKV) == 1;
+  using TC = typename Select<kFp8RegsK, half, T>::type;  // Q.K's tensor-core input type
+  using TP = typename Select<kFp8RegsV, half, T>::type;  // P.V's
   // A bf16 query of an fp8 variant, scaled into f16 per row (q_unscale: the scale's inverse).
-  static constexpr bool kScaledQ = kFp8Regs && !IsSame<T, half>::value;
+  static constexpr bool kScaledQ = kFp8RegsK && !IsSame<T, half>::value;
   // Where logits are the raw products (no soft cap, no ALiBi) the scaled rows' scores stay in
   // their units through the softmax: m is then the scaled maximum (FinishRows unscales it), and
   // the exponent's factor carries q_unscale. (s' - m') * (c * 2^-k) is (s - m) * c bit for bit
@@ -46,7 +49,7 @@ struct DecodeWarp {
   static constexpr int kFp8Chunks = kD / 16;  // 16-byte chunks per fp8 row
   // Q's A fragments read from the CTA's swizzled Q rows at each step (ldmatrix) instead of held
   // in 2 * D / 8 registers a thread: the D 256 form, whose 255 registers spill otherwise.
-  static constexpr bool kQSmem = V::kQSmem && !kFp8Regs;
+  static constexpr bool kQSmem = V::kQSmem && !kFp8RegsK;
 
   uint32_t q_frag[kQSmem ? 1 : kD / 16][4];  // A fragments of Q          (16, D)
   const T* q_rows;                           // kQSmem: the swizzled Q rows (16, D)
@@ -55,7 +58,7 @@ struct DecodeWarp {
   float slope[2];                            // ALiBi slope of those rows
   float q_unscale[2];                        // kScaledQ: q.k = (q * 2^s).k * q_unscale, rows
 
-  // kFp8Regs: head-dim column of accumulator o[j][c] (c = 0..3) of this thread.
+  // kFp8RegsV: head-dim column of accumulator o[j][c] (c = 0..3) of this thread.
   static FLASHJIT_DEVICE int Fp8OutColumn(int j, int c) {
     return (2 * (threadIdx.x % 4) + (c & 1)) * (kD / 8) + j;
   }
@@ -65,7 +68,7 @@ struct DecodeWarp {
     q_rows = q_smem;
     if constexpr (kQSmem) {
       // read at each step (Scores)
-    } else if constexpr (kFp8Regs) {
+    } else if constexpr (kFp8RegsK) {
       const int g = lane / 4, t = lane % 4;
       auto pair = [&](int row, int col) {  // two 16-bit values at (row, col), col even
         return *reinterpret_cast<const uint32_t*>(
@@ -125,7 +128,7 @@ struct DecodeWarp {
   // S = Q K^T for the 16 keys in k_src                        (16, 16) as two n8 tiles
   FLASHJIT_DEVICE void Scores(const void* k_src, float (&s)[2][4]) const {
     const int lane = threadIdx.x % 32;
-    if constexpr (kFp8Regs) {
+    if constexpr (kFp8RegsK) {
       constexpr int kPerThread = kD / 64;  // 16-byte chunks of a key row per thread
       const char* rows = static_cast<const char*>(k_src);
       const int g = lane / 4, t = lane % 4;
@@ -173,19 +176,19 @@ struct DecodeWarp {
     }
   }
 
-  // kFp8Regs: n8 tiles 4w + kByte of P.V from word w of the four key rows.
+  // kFp8RegsV: n8 tiles 4w + kByte of P.V from word w of the four key rows.
   template <int kByte>
   FLASHJIT_DEVICE void Fp8PvTile(const uint32_t (&p_frag)[4], int tile, uint32_t k0, uint32_t k1,
                                  uint32_t k8, uint32_t k9) {
     const uint32_t b0 = Fp8PairF16<TKV, kByte, 4 + kByte>(k0, k1);
     const uint32_t b1 = Fp8PairF16<TKV, kByte, 4 + kByte>(k8, k9);
-    MmaM16N8K16<TC>(o[tile], p_frag, b0, b1);
+    MmaM16N8K16<TP>(o[tile], p_frag, b0, b1);
   }
 
   // O += P V for the 16 values in v_src                      (16, 16) x (16, D)
   FLASHJIT_DEVICE void AccumulatePv(const uint32_t (&p_frag)[4], const void* v_src) {
     const int lane = threadIdx.x % 32;
-    if constexpr (kFp8Regs) {
+    if constexpr (kFp8RegsV) {
       constexpr int kBytes = kD / 8, kWords = kBytes / 4;  // of each key row, per thread
       const char* rows = static_cast<const char*>(v_src);
       const int g = lane / 4, t = lane % 4;
@@ -255,7 +258,7 @@ struct DecodeWarp {
   }
 
   // Processes keys key0 .. key0 + 15: k_src / v_src are the warp's 16 rows of the tile, as
-  // swizzled 16-bit rows (16, D), or (kFp8Regs) the fp8 rows as loaded. Keys outside
+  // swizzled 16-bit rows (16, D), or (kFp8RegsK / kFp8RegsV) the fp8 rows as loaded. Keys outside
   // [key_lo, key_end) are masked.
   FLASHJIT_DEVICE void Step(const DecodeParams& p, const void* k_src, const void* v_src, int key0,
                             int key_lo, int key_end, int qpos) {
@@ -307,8 +310,8 @@ struct DecodeWarp {
         o[j][3] *= alpha[1];
       }
     }
-    const uint32_t p_frag[4] = {PackPair<TC>(s[0][0], s[0][1]), PackPair<TC>(s[0][2], s[0][3]),
-                                PackPair<TC>(s[1][0], s[1][1]), PackPair<TC>(s[1][2], s[1][3])};
+    const uint32_t p_frag[4] = {PackPair<TP>(s[0][0], s[0][1]), PackPair<TP>(s[0][2], s[0][3]),
+                                PackPair<TP>(s[1][0], s[1][1]), PackPair<TP>(s[1][2], s[1][3])};
     AccumulatePv(p_frag, v_src);
   }
 

@@ -53,32 +53,6 @@ FLASHJIT_DEVICE uint32_t Fp8PairF16(uint32_t x, uint32_t y) {
   }
 }
 
-// Converts 16 swizzled fp8 rows (D bytes each) into 16 swizzled rows of T.
-template <class T, class TKV, int kD>
-FLASHJIT_DEVICE void ConvertRows(const char* src, T* dst) {
-  constexpr int kSrcChunks = kD / 16, kDstChunks = kD / 8;
-  const int lane = threadIdx.x % 32;
-#pragma unroll
-  for (int idx = lane; idx < 16 * kSrcChunks; idx += 32) {
-    const int row = idx / kSrcChunks, chunk = idx % kSrcChunks;
-    const uint4 in =
-        *reinterpret_cast<const uint4*>(src + SwizzledChunk<kSrcChunks>(row, chunk) * 16);
-    const uint32_t words[4] = {in.x, in.y, in.z, in.w};
-#pragma unroll
-    for (int half_chunk = 0; half_chunk < 2; ++half_chunk) {
-      uint4 out;
-      uint32_t* o = reinterpret_cast<uint32_t*>(&out);
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const uint32_t w = words[half_chunk * 2 + j / 2];
-        o[j] = Fp8x2To16x2<T, TKV>(static_cast<uint16_t>(j % 2 ? w >> 16 : w & 0xffffu));
-      }
-      *reinterpret_cast<uint4*>(dst + SwizzledChunk<kDstChunks>(row, chunk * 2 + half_chunk) * 8) =
-          out;
-    }
-  }
-}
-
 // Chunk pair c of a query row (dims 8c .. 8c + 7 in a, their partners D/2 on in b) turned to
 // `pos`; `table`: the CTA's frequencies (FillRopeTable).
 template <class T>
