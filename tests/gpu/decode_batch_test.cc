@@ -158,6 +158,38 @@ TEST_CASE("batch decode: fp8 KV, every head dim and dtype pair, subnormal codes"
   }
 }
 
+// In-kernel RoPE at every head dim and KV dtype: a lane rotates D/64 dims of each of its warp's
+// rows, so each head dim maps the lanes differently; fp8 keys are converted and rotated in one
+// pass and their values take the register path. Positions up to 16k (the angles start exact at
+// a warp's first key and step a row) and page boundaries, scaled and unscaled positions, two
+// thetas.
+TEST_CASE("batch decode: RoPE at every head dim and KV dtype", "[gpu][decode]") {
+  std::mt19937 rng(Seed());
+  const std::pair<DType, DType> kDTypes[] = {{DType::kBF16, DType::kBF16},
+                                             {DType::kF16, DType::kF16},
+                                             {DType::kBF16, DType::kF8E4M3},
+                                             {DType::kF16, DType::kF8E5M2}};
+  for (int d : {64, 128, 256}) {
+    for (auto [qt, kvt] : kDTypes) {
+      BatchCase c;
+      c.q_dtype = qt;
+      c.kv_dtype = kvt;
+      c.head_dim = d;
+      c.num_qo_heads = 8;
+      c.num_kv_heads = 2;
+      c.lens = {16384, 1, 15, 16, 17, 3001};
+      c.options.rope = true;
+      c.options.rope_scale = d == 128 ? 1.f : 4.f;
+      c.options.rope_theta = d == 256 ? 1e6f : 1e4f;
+      if (DTypeBytes(kvt) == 1) {
+        c.options.k_scale = 0.5f;
+        c.options.v_scale = 1.5f;
+      }
+      RunBatch(c, rng);
+    }
+  }
+}
+
 TEST_CASE("batch decode: dtypes, head dims, knobs", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   auto base = [&] {
@@ -228,41 +260,11 @@ TEST_CASE("batch decode: dtypes, head dims, knobs", "[gpu][decode]") {
     RunBatch(c, rng);
   }
 }
+
 // Batches whose requests all split into the same number of chunks (2..8) are merged by a
 // thread-block cluster through distributed shared memory (sm_90+, 16-bit KV at head_dim 128):
 // one request of 1k keys (8 chunks), three of about 1k, 16 of 1k (2 chunks), a window, sinks, LSE,
 // the knobs, f16, RoPE, group sizes 5 and 17 (two query tiles), HND, raw logits near -500000.
-// In-kernel RoPE at every head dim and KV dtype (each head dim maps the lanes of the rotation
-// to rows and chunk pairs differently; fp8 keys are converted and rotated in one pass), over
-// positions up to 16k (the angles' reduction by whole turns) and page boundaries, with scaled
-// and unscaled positions and two thetas.
-TEST_CASE("batch decode: RoPE at every head dim and KV dtype", "[gpu][decode]") {
-  std::mt19937 rng(Seed());
-  const std::pair<DType, DType> kDTypes[] = {{DType::kBF16, DType::kBF16},
-                                             {DType::kF16, DType::kF16},
-                                             {DType::kBF16, DType::kF8E4M3},
-                                             {DType::kF16, DType::kF8E5M2}};
-  for (int d : {64, 128, 256}) {
-    for (auto [qt, kvt] : kDTypes) {
-      BatchCase c;
-      c.q_dtype = qt;
-      c.kv_dtype = kvt;
-      c.head_dim = d;
-      c.num_qo_heads = 8;
-      c.num_kv_heads = 2;
-      c.lens = {16384, 1, 15, 16, 17, 3001};
-      c.options.rope = true;
-      c.options.rope_scale = d == 128 ? 1.f : 4.f;
-      c.options.rope_theta = d == 256 ? 1e6f : 1e4f;
-      if (DTypeBytes(kvt) == 1) {
-        c.options.k_scale = 0.5f;
-        c.options.v_scale = 1.5f;
-      }
-      RunBatch(c, rng);
-    }
-  }
-}
-
 TEST_CASE("batch decode: uniform splits merged by a thread-block cluster", "[gpu][decode]") {
   std::mt19937 rng(Seed());
   std::vector<BatchCase> cases;
