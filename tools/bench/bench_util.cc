@@ -26,15 +26,14 @@ const char* g_program = "flashjit_bench";
 // A benchmark reports its errors (a bad argument, no driver, a failed launch) as exceptions; one
 // that escapes main ends the run with its message and exit status 2 instead of an abort.
 [[noreturn]] void ReportUncaught() {
-  const char* what = "unknown error";
+  std::string what = "unknown error";
   try {
     if (std::exception_ptr e = std::current_exception()) std::rethrow_exception(e);
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "%s: error: %s\n", g_program, e.what());
-    std::_Exit(2);
+    what = e.what();
   } catch (...) {
   }
-  std::fprintf(stderr, "%s: error: %s\n", g_program, what);
+  std::fprintf(stderr, "%s: error: %s\n", g_program, what.c_str());
   std::_Exit(2);
 }
 
