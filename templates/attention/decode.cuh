@@ -77,20 +77,25 @@ FLASHJIT_DEVICE DecodeWorkItem ThisWorkItem(const DecodeParams& p, int item) {
   return w;
 }
 
-// RoPE variants: the table of the D/2 frequencies (DecodeRopeFreq) at the end of the dynamic
-// shared memory (DecodeSmemBytes), written once per CTA from the parameters alone (so before
-// GridDependencyWait), read after a barrier by the query's and the keys' rotations.
+// RoPE variants: the table of the D/2 frequencies (DecodeRopeFreq, then DecodeRopeStep where
+// the keys turn in registers) at the end of the dynamic shared memory (DecodeSmemBytes),
+// written once per CTA from the parameters alone (so before GridDependencyWait), read after a
+// barrier by the query's and the keys' rotations.
 template <class V>
 FLASHJIT_DEVICE DecodeRopeFreq* RopeTable(char* smem) {
-  constexpr int kD = V::kHeadDim;
-  return reinterpret_cast<DecodeRopeFreq*>(
-      smem + DecodeSmemBytes(kD, sizeof(typename V::DTypeKV), V::kStages, true) -
-      DecodeRopeTableBytes(kD));
+  constexpr int kD = V::kHeadDim, kKvBytes = sizeof(typename V::DTypeKV);
+  return reinterpret_cast<DecodeRopeFreq*>(smem + DecodeSmemBytes(kD, kKvBytes, V::kStages, true) -
+                                           DecodeRopeTableBytes(kD, kKvBytes));
 }
 template <class V>
 FLASHJIT_DEVICE void FillRopeTable(const DecodeParams& p, DecodeRopeFreq* table) {
-  for (int i = threadIdx.x; i < V::kHeadDim / 2; i += kDecodeThreads)
-    table[i] = DecodeRopeFreqOf(i, V::kHeadDim, p.rope_rcp_scale, p.rope_log2_theta);
+  constexpr int kD = V::kHeadDim;
+  for (int i = threadIdx.x; i < kD / 2; i += kDecodeThreads) {
+    const double t = DecodeRopeTurns(i, kD, p.rope_rcp_scale, p.rope_log2_theta);
+    table[i] = DecodeRopeFreqOf(t);
+    if constexpr (DecodeRopeInRegs(kD, sizeof(typename V::DTypeKV)))
+      reinterpret_cast<DecodeRopeStep*>(table + kD / 2)[i] = DecodeRopeStepOf<kDecodeTileKV>(t);
+  }
 }
 
 // Stages the CTA's query rows (16, D) into swizzled shared memory, zero past the group, with
@@ -367,10 +372,10 @@ __device__ void decode_attention(const DecodeParams& p) {
   using T = typename V::DTypeQ;
   using TKV = typename V::DTypeKV;
   constexpr int kD = V::kHeadDim, kStages = V::kStages, kTile = kDecodeTileKV;
-  // fp8 with RoPE: each warp converts its keys into rotated 16-bit rows in shared memory (the
-  // rotation needs them); values, and the keys of other fp8 variants, convert in registers
+  // fp8 with RoPE at D 256: each warp converts its keys into rotated 16-bit rows in shared
+  // memory; values, and the keys of other fp8 variants, convert (and turn) in registers
   // (DecodeWarp::kFp8RegsV, kFp8RegsK).
-  constexpr bool kConvert = sizeof(TKV) == 1 && V::kRope;
+  constexpr bool kConvert = sizeof(TKV) == 1 && V::kRope && !DecodeRopeInRegs(kD, sizeof(TKV));
   static_assert(kStages >= 2, "the pipeline needs at least two stages");
   using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
 
@@ -483,7 +488,7 @@ __device__ void decode_attention(const DecodeParams& p) {
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   DecodeWarp<V> state;
-  state.Init(q_smem);
+  state.Init(q_smem, rope_table);
   if constexpr (V::kAlibi) {
     const int r0 = lane / 4, r1 = lane / 4 + 8;
     state.slope[0] = r0 < rows ? AlibiSlope(qh0 + r0, p.num_qo_heads) : 0.f;
@@ -543,12 +548,12 @@ __device__ void decode_attention(const DecodeParams& p) {
     } else {
       k_rows = k_src;
       v_rows = v_src;
-      if constexpr (V::kRope) {
+      if constexpr (V::kRope && sizeof(TKV) == 2) {
         __syncwarp();
         RopeRows<T, kD>(const_cast<T*>(static_cast<const T*>(k_rows)), key0, rope_table);
       }
     }
-    if constexpr (V::kRope) __syncwarp();
+    if constexpr (V::kRope && !DecodeWarp<V>::kRopeRegs) __syncwarp();
     state.Step(p, k_rows, v_rows, key0, key_lo, w.kv_end, qpos);
   }
   CpAsyncWait<0>();

@@ -213,9 +213,10 @@ namespace flashjit::attention {
 // Dynamic shared memory of the decode kernel (host and device agree through this function):
 //   [pipeline: stages x (K tile, V tile)  |  or, after the loop, 4 warps x 16 x (D + 8) fp32]
 //   [Q: 16 x D 16-bit, later the per-warp softmax statistics]
-//   [fp8 KV with RoPE only: per-warp rotated 16-bit copies of 16 keys]
+//   [fp8 KV with RoPE at D 256 only: per-warp rotated 16-bit copies of 16 keys]
 //   [16-bit KV only: the persistent epilogue's statistics (DecodeStatsBytes)]
-//   [RoPE only: the D/2 frequencies, four floats each (DecodeRopeFreq, DecodeRopeTableBytes)]
+//   [RoPE only: the D/2 frequencies, four floats each (DecodeRopeFreq), then, where the keys
+//    turn in registers (DecodeRopeInRegs), four more each (DecodeRopeStep): DecodeRopeTableBytes]
 // A persistent CTA (16-bit KV) runs its epilogue in the pipeline stage of the unit's last tile,
 // rows of D floats whose 32-byte segments are XOR-swizzled by the row (no padding: 4 x 16 x D x 4
 // bytes = one stage of 16-bit K and V tiles).
@@ -228,14 +229,23 @@ FLASHJIT_HD constexpr int DecodeEpilogueBytes(int head_dim) {
 // The epilogue's softmax statistics of a persistent CTA: (4 warps, 16, 2) + (4, 16) + 16 floats,
 // kept apart from Q (the next unit's query is staged during the epilogue).
 FLASHJIT_HD constexpr int DecodeStatsBytes() { return 1024; }
-FLASHJIT_HD constexpr int DecodeRopeTableBytes(int head_dim) { return head_dim / 2 * 16; }
+// fp8 keys with RoPE turn in registers, on their way from the fp8 tile into the B fragments, up
+// to D 128; at D 256 (255 registers without RoPE) they turn as 16-bit rows in shared memory.
+FLASHJIT_HD constexpr bool DecodeRopeInRegs(int head_dim, int kv_bytes) {
+  return kv_bytes == 1 && head_dim <= 128;
+}
+FLASHJIT_HD constexpr int DecodeRopeTableBytes(int head_dim, int kv_bytes) {
+  return head_dim / 2 * (DecodeRopeInRegs(head_dim, kv_bytes) ? 32 : 16);
+}
 FLASHJIT_HD constexpr int DecodeSmemBytes(int head_dim, int kv_bytes, int stages, bool rope) {
   const int a = DecodePipelineBytes(head_dim, kv_bytes, stages);
   const int b = DecodeEpilogueBytes(head_dim);
-  const int convert = kv_bytes == 1 && rope ? (kDecodeThreads / 32) * 16 * head_dim * 2 : 0;
+  const int convert = kv_bytes == 1 && rope && !DecodeRopeInRegs(head_dim, kv_bytes)
+                          ? (kDecodeThreads / 32) * 16 * head_dim * 2
+                          : 0;
   // 16-bit KV: persistent plans keep their statistics after Q (see DecodeStatsBytes).
   const int stats = kv_bytes == 2 ? DecodeStatsBytes() : 0;
-  const int table = rope ? DecodeRopeTableBytes(head_dim) : 0;
+  const int table = rope ? DecodeRopeTableBytes(head_dim, kv_bytes) : 0;
   return (a > b ? a : b) + kDecodeQTile * head_dim * 2 + convert + stats + table;
 }
 

@@ -13,12 +13,15 @@
 
 namespace flashjit::attention {
 
-// fp8 caches are read straight from the fp8 tile into B fragments (K: kFp8RegsK, without
-// in-kernel RoPE, whose keys come rotated as 16-bit rows; V: kFp8RegsV, always), with two index
-// permutations that make every thread's bytes contiguous:
+// fp8 caches are read straight from the fp8 tile into B fragments (K: kFp8RegsK, but for
+// in-kernel RoPE at D 256, whose keys come rotated as 16-bit rows; V: kFp8RegsV, always), with
+// two index permutations that make every thread's bytes contiguous:
 //   Q.K: thread t = lane % 4 holds k indices 2t, 2t+1, 2t+8, 2t+9 of each 16-wide step kk; they
 //        are taken from head-dim columns t * D/4 + kk * 4 + {0, 1, 2, 3} of both Q and K (a
 //        permutation of the summed index, so S is unchanged). One 16-byte load gives 4 steps.
+//        With RoPE (kRopeRegs) the steps kk < D/32 take columns t * D/8 + kk * 4 + {0..3} and
+//        the others their partners D/2 on, so that a thread holds both dims of each pair it
+//        turns (RopeKeyFragAngles) between the fp8 bytes and the tensor cores.
 //   P.V: n8 tile j of the output, column n, is head-dim column n * D/8 + j; thread g = lane / 4
 //        reads D/8 contiguous bytes of each of its four keys (2t, 2t+1, 2t+8, 2t+9) and byte
 //        permutes pair keys. The epilogue writes O back in head-dim order (Fp8OutColumn).
@@ -35,7 +38,8 @@ struct DecodeWarp {
   using TKV = typename V::DTypeKV;
   static constexpr int kD = V::kHeadDim;
   static constexpr int kChunks = kD / 8;  // 16-byte chunks per 16-bit row
-  static constexpr bool kFp8RegsK = sizeof(TKV) == 1 && !V::kRope;
+  static constexpr bool kRopeRegs = V::kRope && DecodeRopeInRegs(kD, sizeof(TKV));
+  static constexpr bool kFp8RegsK = sizeof(TKV) == 1 && (!V::kRope || kRopeRegs);
   static constexpr bool kFp8RegsV = sizeof(TKV) == 1;
   using TC = typename Select<kFp8RegsK, half, T>::type;  // Q.K's tensor-core input type
   using TP = typename Select<kFp8RegsV, half, T>::type;  // P.V's
@@ -57,15 +61,31 @@ struct DecodeWarp {
   float m[2], l[2];                          // rows lane/4, lane/4 + 8
   float slope[2];                            // ALiBi slope of those rows
   float q_unscale[2];                        // kScaledQ: q.k = (q * 2^s).k * q_unscale, rows
+  using RopeAngles = RopeKeyFragAngles<kD, TKV>;
+  struct None {};
+  typename Select<kRopeRegs, RopeAngles, None>::type rope;  // kRopeRegs: the keys' angles
+  const DecodeRopeFreq* rope_table;                         // kRopeRegs: FillRopeTable's
+
+  // kFp8RegsK: the first of the four head-dim columns of step kk's k indices for thread t.
+  static FLASHJIT_DEVICE int Fp8KColumn(int t, int kk) {
+    if constexpr (kRopeRegs) {
+      constexpr int kW = kD / 32;  // steps of each half
+      return kk / kW * (kD / 2) + t * (kD / 8) + kk % kW * 4;
+    } else {
+      return t * (kD / 4) + kk * 4;
+    }
+  }
 
   // kFp8RegsV: head-dim column of accumulator o[j][c] (c = 0..3) of this thread.
   static FLASHJIT_DEVICE int Fp8OutColumn(int j, int c) {
     return (2 * (threadIdx.x % 4) + (c & 1)) * (kD / 8) + j;
   }
 
-  FLASHJIT_DEVICE void Init(const T* q_smem) {
+  FLASHJIT_DEVICE void Init(const T* q_smem, const DecodeRopeFreq* table = nullptr) {
     const int lane = threadIdx.x % 32;
     q_rows = q_smem;
+    rope_table = table;
+    if constexpr (kRopeRegs) rope.Init();
     if constexpr (kQSmem) {
       // read at each step (Scores)
     } else if constexpr (kFp8RegsK) {
@@ -76,7 +96,7 @@ struct DecodeWarp {
       };
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
-        const int col = t * (kD / 4) + kk * 4;
+        const int col = Fp8KColumn(t, kk);
         q_frag[kk][0] = pair(g, col);
         q_frag[kk][1] = pair(g + 8, col);
         q_frag[kk][2] = pair(g, col + 2);
@@ -125,10 +145,73 @@ struct DecodeWarp {
       }
   }
 
-  // S = Q K^T for the 16 keys in k_src                        (16, 16) as two n8 tiles
-  FLASHJIT_DEVICE void Scores(const void* k_src, float (&s)[2][4]) const {
+  // kRopeRegs: kW words at byte column col of fp8 key row `row`.
+  template <int kW>
+  static FLASHJIT_DEVICE void LoadFp8Words(const char* rows, int row, int col, uint32_t (&w)[kW]) {
+    const char* p = rows + SwizzledChunk<kFp8Chunks>(row, col / 16) * 16 + col % 16;
+    if constexpr (kW == 4) {
+      const uint4 x = *reinterpret_cast<const uint4*>(p);
+      w[0] = x.x, w[1] = x.y, w[2] = x.z, w[3] = x.w;
+    } else {
+      static_assert(kW == 2, "D 64 or 128");
+      const uint2 x = *reinterpret_cast<const uint2*>(p);
+      w[0] = x.x, w[1] = x.y;
+    }
+  }
+
+  // kRopeRegs: S = Q K^T for the 16 fp8 keys in k_src at positions key0 .., each turned on its
+  // way into the B fragments (RopeKeyFragAngles).
+  FLASHJIT_DEVICE void RopeScores(const char* rows, int key0, float (&s)[2][4]) {
+    constexpr int kW = kD / 32;  // words of each half a thread holds of a key
+    const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    uint32_t x[2][kW], y[2][kW];  // keys g, g + 8: dims t D/8 .., and their partners
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+      LoadFp8Words<kW>(rows, nt * 8 + g, t * (kD / 8), x[nt]);
+      LoadFp8Words<kW>(rows, nt * 8 + g, kD / 2 + t * (kD / 8), y[nt]);
+    }
+    rope.Seek(key0 + g, rope_table);
+    const DecodeRopeStep* steps = RopeAngles::Steps(rope_table);
+#pragma unroll
+    for (int j = 0; j < kW; ++j) {
+      uint32_t bx[2][2], by[2][2];  // [key][pair]: f16 pairs, turned
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // bytes 2h, 2h + 1 of word j: frequencies 4j + 2h + {0, 1}
+        float c[2][2], sn[2][2];     // [key][frequency]
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const int f = 4 * j + 2 * h + q;
+          rope.Turn(f, steps[f], c[0][q], sn[0][q], c[1][q], sn[1][q]);
+        }
+#pragma unroll
+        for (int nt = 0; nt < 2; ++nt) {
+          bx[nt][h] = h ? Fp8PairF16<TKV, 2, 3>(x[nt][j], x[nt][j])
+                        : Fp8PairF16<TKV, 0, 1>(x[nt][j], x[nt][j]);
+          by[nt][h] = h ? Fp8PairF16<TKV, 2, 3>(y[nt][j], y[nt][j])
+                        : Fp8PairF16<TKV, 0, 1>(y[nt][j], y[nt][j]);
+          TurnHalfPairs(bx[nt][h], by[nt][h], c[nt], sn[nt]);
+        }
+      }
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+        MmaM16N8K16<TC>(s[nt], q_frag[j], bx[nt][0], bx[nt][1]);
+        MmaM16N8K16<TC>(s[nt], q_frag[kW + j], by[nt][0], by[nt][1]);
+      }
+    }
+    if constexpr (RopeAngles::kScale != 1.f) {
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) s[nt][e] *= 1.f / RopeAngles::kScale;
+    }
+  }
+
+  // S = Q K^T for the 16 keys in k_src (positions key0 ..)    (16, 16) as two n8 tiles
+  FLASHJIT_DEVICE void Scores(const void* k_src, int key0, float (&s)[2][4]) {
     const int lane = threadIdx.x % 32;
-    if constexpr (kFp8RegsK) {
+    if constexpr (kRopeRegs) {
+      RopeScores(static_cast<const char*>(k_src), key0, s);
+    } else if constexpr (kFp8RegsK) {
       constexpr int kPerThread = kD / 64;  // 16-byte chunks of a key row per thread
       const char* rows = static_cast<const char*>(k_src);
       const int g = lane / 4, t = lane % 4;
@@ -147,15 +230,6 @@ struct DecodeWarp {
           }
         }
       }
-      if constexpr (kScaledQ && !kFoldUnscale) {
-#pragma unroll
-        for (int nt = 0; nt < 2; ++nt) {
-          s[nt][0] *= q_unscale[0];
-          s[nt][1] *= q_unscale[0];
-          s[nt][2] *= q_unscale[1];
-          s[nt][3] *= q_unscale[1];
-        }
-      }
     } else {
       const T* k_rows = static_cast<const T*>(k_src);
 #pragma unroll
@@ -172,6 +246,15 @@ struct DecodeWarp {
           MmaM16N8K16<T>(s[0], q_frag[kk], b[0], b[1]);
           MmaM16N8K16<T>(s[1], q_frag[kk], b[2], b[3]);
         }
+      }
+    }
+    if constexpr (kScaledQ && !kFoldUnscale) {
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+        s[nt][0] *= q_unscale[0];
+        s[nt][1] *= q_unscale[0];
+        s[nt][2] *= q_unscale[1];
+        s[nt][3] *= q_unscale[1];
       }
     }
   }
@@ -263,7 +346,7 @@ struct DecodeWarp {
   FLASHJIT_DEVICE void Step(const DecodeParams& p, const void* k_src, const void* v_src, int key0,
                             int key_lo, int key_end, int qpos) {
     float s[2][4] = {};
-    Scores(k_src, s);
+    Scores(k_src, key0, s);
     // Logits, masking, and the running maximum of each row. Most steps' 16 keys lie wholly in
     // [key_lo, key_end) (the test is the same for the whole warp) and skip the mask.
     float row_max[2] = {NegInf(), NegInf()};

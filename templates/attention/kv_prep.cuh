@@ -104,6 +104,72 @@ struct RopeKeyAngles {
   }
 };
 
+// The angles of RoPE on a thread's key fragments, for fp8 keys that turn in registers
+// (DecodeRopeInRegs; DecodeWarp::kRopeRegs). Thread (g, t) = (lane / 4, lane % 4) holds the kF =
+// D/8 dims t kF .. t kF + kF - 1, and their partners D/2 on, of keys key0 + g and key0 + g + 8.
+// It keeps the kF angles of its first key from step to step: exact (rope::CosSinTurns) at a
+// warp's first step, every kAnchorSteps steps and wherever the keys do not move on by one tile;
+// otherwise turned by one tile's angle (DecodeRopeStep). Its second key's are one 8-position
+// turn on. A dim pair then costs a few FMAs where exact angles take a reduction and two MUFU
+// operations. The angles carry a factor kScale: 1/2 for e5m2, whose largest keys (57344) would
+// turn past f16's 65504 (DecodeWarp::Scores takes it back out of S, exactly).
+template <int kD, class TKV>
+struct RopeKeyFragAngles {
+  static constexpr int kF = kD / 8;
+  static constexpr int kAnchorSteps = 16;
+  static constexpr float kScale = IsSame<TKV, __nv_fp8_e5m2>::value ? 0.5f : 1.f;
+  float c[kF], s[kF];  // of the thread's first key, one tile back until Turn
+  int pos;             // that key's position
+  int age;             // steps since the last exact angles
+
+  FLASHJIT_DEVICE void Init() {
+    pos = 0;
+    age = kAnchorSteps;
+  }
+  FLASHJIT_DEVICE static int FirstFreq() { return threadIdx.x % 4 * kF; }
+  FLASHJIT_DEVICE static const DecodeRopeStep* Steps(const DecodeRopeFreq* table) {
+    return reinterpret_cast<const DecodeRopeStep*>(table + kD / 2) + FirstFreq();
+  }
+  // Prepares the angles for first key `key`: they are left one tile back, and Turn(f) moves
+  // frequency f on by that tile (exact angles are taken one tile back for that).
+  FLASHJIT_DEVICE void Seek(int key, const DecodeRopeFreq* table) {
+    if (key != pos + kDecodeTileKV || age >= kAnchorSteps) {
+      const float back = static_cast<float>(key - kDecodeTileKV);
+#pragma unroll
+      for (int f = 0; f < kF; ++f) {
+        const DecodeRopeFreq e = table[FirstFreq() + f];
+        rope::CosSinTurns(back, e.hi, e.lo, &c[f], &s[f]);
+        c[f] *= kScale;
+        s[f] *= kScale;
+      }
+      age = 0;
+    }
+    ++age;
+    pos = key;
+  }
+  // Frequency f's angles of the first key (c0, s0) and the second (c1, s1), the first's kept.
+  FLASHJIT_DEVICE void Turn(int f, const DecodeRopeStep& st, float& c0, float& s0, float& c1,
+                            float& s1) {
+    const float nc = c[f] * st.c_tile - s[f] * st.s_tile;
+    s[f] = s[f] * st.c_tile + c[f] * st.s_tile;
+    c[f] = nc;
+    c0 = c[f];
+    s0 = s[f];
+    c1 = c0 * st.c8 - s0 * st.s8;
+    s1 = s0 * st.c8 + c0 * st.s8;
+  }
+};
+
+// An f16 pair turned by the angles of its two dims: (x, y) = (x * c - y * s, y * c + x * s), in
+// float, each result rounded once.
+FLASHJIT_DEVICE void TurnHalfPairs(uint32_t& x, uint32_t& y, const float (&c)[2],
+                                   const float (&s)[2]) {
+  const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&x));
+  const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&y));
+  x = PackPair<half>(a.x * c[0] - b.x * s[0], a.y * c[1] - b.y * s[1]);
+  y = PackPair<half>(b.x * c[0] + a.x * s[0], b.y * c[1] + a.y * s[1]);
+}
+
 // kN (1, 2 or 4) consecutive 16-bit values as floats, and back (rounded to nearest).
 template <class T, int kN>
 FLASHJIT_DEVICE void LoadFloats(const T* p, float (&x)[kN]) {

@@ -61,15 +61,31 @@ struct alignas(16) DecodeRopeFreq {
   float hi, lo;  // turns a position: hi + lo
   float c, s;    // cos and sin of one position's angle
 };
-FLASHJIT_DEVICE DecodeRopeFreq DecodeRopeFreqOf(int i, int head_dim, float rcp_scale,
-                                                float log2_theta) {
+// Keys that turn in registers (DecodeRopeInRegs) step by 8 positions (a thread's second key of
+// a step) and by a tile's kTileKV (its next step) instead: cos and sin of those angles.
+struct alignas(16) DecodeRopeStep {
+  float c8, s8;          // 8 positions
+  float c_tile, s_tile;  // kTileKV positions
+};
+// Turns a position of frequency i, in double.
+FLASHJIT_DEVICE double DecodeRopeTurns(int i, int head_dim, float rcp_scale, float log2_theta) {
   constexpr double kInvTwoPi = 0.15915494309189535;
-  const double t = static_cast<double>(rcp_scale) *
-                   exp2(-2.0 * i / head_dim * static_cast<double>(log2_theta)) * kInvTwoPi;
+  return static_cast<double>(rcp_scale) *
+         exp2(-2.0 * i / head_dim * static_cast<double>(log2_theta)) * kInvTwoPi;
+}
+FLASHJIT_DEVICE DecodeRopeFreq DecodeRopeFreqOf(double t) {
   double s, c;
   sincospi(2.0 * t, &s, &c);
   const float hi = static_cast<float>(t);
   return {hi, static_cast<float>(t - hi), static_cast<float>(c), static_cast<float>(s)};
+}
+template <int kTileKV>
+FLASHJIT_DEVICE DecodeRopeStep DecodeRopeStepOf(double t) {
+  double s8, c8, st, ct;
+  sincospi(16.0 * t, &s8, &c8);
+  sincospi(2.0 * kTileKV * t, &st, &ct);
+  return {static_cast<float>(c8), static_cast<float>(s8), static_cast<float>(ct),
+          static_cast<float>(st)};
 }
 
 // Turns the pair (x, y) = (dim i, dim i + D/2) to position pos (f: the table's entry i).
