@@ -92,9 +92,10 @@ FLASHJIT_DEVICE void FillRopeTable(const DecodeParams& p, DecodeRopeFreq* table)
   constexpr int kD = V::kHeadDim;
   for (int i = threadIdx.x; i < kD / 2; i += kDecodeThreads) {
     const double t = DecodeRopeTurns(i, kD, p.rope_rcp_scale, p.rope_log2_theta);
-    table[i] = DecodeRopeFreqOf(t);
+    double c, s;
+    table[i] = DecodeRopeFreqOf(t, c, s);
     if constexpr (DecodeRopeInRegs(kD, sizeof(typename V::DTypeKV)))
-      reinterpret_cast<DecodeRopeStep*>(table + kD / 2)[i] = DecodeRopeStepOf<kDecodeTileKV>(t);
+      reinterpret_cast<DecodeRopeStep*>(table + kD / 2)[i] = DecodeRopeStepOf<kDecodeTileKV>(c, s);
   }
 }
 

@@ -73,19 +73,28 @@ FLASHJIT_DEVICE double DecodeRopeTurns(int i, int head_dim, float rcp_scale, flo
   return static_cast<double>(rcp_scale) *
          exp2(-2.0 * i / head_dim * static_cast<double>(log2_theta)) * kInvTwoPi;
 }
-FLASHJIT_DEVICE DecodeRopeFreq DecodeRopeFreqOf(double t) {
-  double s, c;
+// Frequency turns t's entry; (c, s): cos and sin of one position's angle, in double.
+FLASHJIT_DEVICE DecodeRopeFreq DecodeRopeFreqOf(double t, double& c, double& s) {
   sincospi(2.0 * t, &s, &c);
   const float hi = static_cast<float>(t);
   return {hi, static_cast<float>(t - hi), static_cast<float>(c), static_cast<float>(s)};
 }
+// From one position's cos and sin (DecodeRopeFreqOf's, in double) by doubling the angle, three
+// times for 8 positions and log2(kTileKV) times for a tile: a few multiplies where sincospi takes
+// hundreds of instructions, good to about 2^-46 (float keeps 2^-24).
 template <int kTileKV>
-FLASHJIT_DEVICE DecodeRopeStep DecodeRopeStepOf(double t) {
-  double s8, c8, st, ct;
-  sincospi(16.0 * t, &s8, &c8);
-  sincospi(2.0 * kTileKV * t, &st, &ct);
-  return {static_cast<float>(c8), static_cast<float>(s8), static_cast<float>(ct),
-          static_cast<float>(st)};
+FLASHJIT_DEVICE DecodeRopeStep DecodeRopeStepOf(double c, double s) {
+  static_assert(kTileKV >= 8 && (kTileKV & (kTileKV - 1)) == 0, "a power of two");
+  DecodeRopeStep r = {};
+  for (int n = 2; n <= kTileKV; n *= 2) {
+    const double c2 = c * c - s * s;
+    s = 2.0 * c * s;
+    c = c2;
+    if (n == 8) r.c8 = static_cast<float>(c), r.s8 = static_cast<float>(s);
+  }
+  r.c_tile = static_cast<float>(c);
+  r.s_tile = static_cast<float>(s);
+  return r;
 }
 
 // Turns the pair (x, y) = (dim i, dim i + D/2) to position pos (f: the table's entry i).
