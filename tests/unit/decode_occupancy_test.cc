@@ -95,8 +95,9 @@ TEST_CASE("decode plans: the resident CTAs an SM match the compiled kernels", "[
   }
 }
 
-// Plans made with RoPE count the CTAs its shared memory allows (fp8 converts K in shared memory);
-// graph mode keeps Create's count (its grid is fixed then), as BatchDecode::Plan does.
+// Plans made with RoPE count the CTAs its registers and shared memory allow (fp8 turns K in
+// registers up to D 128, in shared memory at D 256); graph mode keeps Create's count (its grid is
+// fixed then), as BatchDecode::Plan does.
 TEST_CASE("decode plans: RoPE's shared memory sets the slots of fp8 plans", "[decode]") {
   if (std::getenv("FLASHJIT_DECODE_STAGES") || std::getenv("FLASHJIT_DECODE_CTAS_PER_SM")) {
     WARN("a decode variant knob is set: the default counts are not checked");
@@ -114,7 +115,8 @@ TEST_CASE("decode plans: RoPE's shared memory sets the slots of fp8 plans", "[de
   CHECK(slots(DType::kF8E4M3, 256, false) == 264);
   CHECK(slots(DType::kF8E4M3, 256, true) == 264);  // since session 25: only K's rows converted
   CHECK(slots(DType::kF8E4M3, 128, false) == 396);
-  CHECK(slots(DType::kF8E4M3, 128, true) == 264);
+  CHECK(slots(DType::kF8E4M3, 128, true) == 264);  // since session 26: 232 registers
+  CHECK(slots(DType::kF8E4M3, 64, true) == 528);   // since session 26: no convert buffer
   CHECK(slots(DType::kBF16, 128, true) == slots(DType::kBF16, 128, false));
 }
 
