@@ -170,19 +170,10 @@ struct DecodeWarp {
       LoadFp8Words<kW>(rows, nt * 8 + g, t * (kD / 8), x[nt]);
       LoadFp8Words<kW>(rows, nt * 8 + g, kD / 2 + t * (kD / 8), y[nt]);
     }
-    // The steps of word j's four frequencies are read a word ahead (their latency, not the
-    // arithmetic, held call 3's form: most of its stalls waited on them).
-    const DecodeRopeStep* steps = RopeAngles::Steps(rope_table);
-    DecodeRopeStep st[2][4];
-#pragma unroll
-    for (int q = 0; q < 4; ++q) st[0][q] = steps[q];
     rope.Seek(key0 + g, rope_table);
+    const DecodeRopeStep* steps = RopeAngles::Steps(rope_table);
 #pragma unroll
     for (int j = 0; j < kW; ++j) {
-      if (j + 1 < kW) {
-#pragma unroll
-        for (int q = 0; q < 4; ++q) st[(j + 1) % 2][q] = steps[4 * (j + 1) + q];
-      }
       uint32_t bx[2][2], by[2][2];  // [key][pair]: f16 pairs, turned
 #pragma unroll
       for (int h = 0; h < 2; ++h) {  // bytes 2h, 2h + 1 of word j: frequencies 4j + 2h + {0, 1}
@@ -190,7 +181,7 @@ struct DecodeWarp {
 #pragma unroll
         for (int q = 0; q < 2; ++q) {
           const int f = 4 * j + 2 * h + q;
-          rope.Turn(f, st[j % 2][2 * h + q], c[0][q], sn[0][q], c[1][q], sn[1][q]);
+          rope.Turn(f, steps[f], c[0][q], sn[0][q], c[1][q], sn[1][q]);
         }
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt) {
