@@ -53,11 +53,10 @@ int DecodeKernelRegisters(int head_dim, int kv_bytes, bool persistent = false, b
 // The decode CTAs (128 threads) one SM holds, as plans count them (DecodeScheduleLimits::slots /
 // sms): from DecodeKernelRegisters and the default pipeline's shared memory, with RoPE's where
 // `rope` (fp8 caches turn K in registers up to D 128, which takes more of them, and in shared
-// memory at D 256). On an H200: 4 at D 64 (by shared memory), 2 at D 128 (3
-// with fp8, 2 with fp8 and RoPE), 1 at D 256 (2 with fp8: its 74 KB and 255 registers fit twice;
-// with RoPE too since session 25, when only K's rows went through shared memory). Tuning knob
-// FLASHJIT_DECODE_CTAS_PER_SM
-// (1..8) counts that many at every head dim and KV dtype instead.
+// memory at D 256). On an H200: 4 at D 64 (by shared memory), 2 at D 128 (3 with fp8, 2 with
+// fp8 and RoPE), 1 at D 256 (2 with fp8: its 74 KB and 255 registers fit twice; with RoPE too
+// since session 25, when only K's rows went through shared memory). Tuning knob
+// FLASHJIT_DECODE_CTAS_PER_SM (1..8) counts that many at every head dim and KV dtype instead.
 int DecodeCtasPerSm(int head_dim, int kv_bytes, bool rope = false);
 // The persistent kernel's resident CTAs per SM (16-bit KV: 3 at D 64, 2 at D 128, 1 at D 256; at
 // most DecodeCtasPerSm).
