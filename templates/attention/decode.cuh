@@ -326,7 +326,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
     if (key0 < cu.w.kv_end && key0 + 16 > v.key_lo) {
       const char* k_src = k_stage(g % kStages) + warp * 16 * kD * sizeof(TKV);
       const char* v_src = v_stage(g % kStages) + warp * 16 * kD * sizeof(TKV);
-      if constexpr (V::kRope) {
+      if constexpr (V::kRope && !DecodeWarp<V>::kRopeRegs) {
         __syncwarp();
         RopeRows<T, kD>(const_cast<T*>(reinterpret_cast<const T*>(k_src)), key0, rope_table);
         __syncwarp();
@@ -549,7 +549,7 @@ __device__ void decode_attention(const DecodeParams& p) {
     } else {
       k_rows = k_src;
       v_rows = v_src;
-      if constexpr (V::kRope && sizeof(TKV) == 2) {
+      if constexpr (V::kRope && !DecodeWarp<V>::kRopeRegs) {  // 16-bit keys but at D 128
         __syncwarp();
         RopeRows<T, kD>(const_cast<T*>(static_cast<const T*>(k_rows)), key0, rope_table);
       }
