@@ -294,7 +294,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   DecodeWarp<V> state;
   auto start_unit = [&] {
-    state.Init(q_smem);
+    state.Init(q_smem, rope_table);
     if constexpr (V::kAlibi) {
       const int r0 = lane / 4, r1 = lane / 4 + 8;
       state.slope[0] = r0 < v.rows ? AlibiSlope(v.qh0 + r0, p.num_qo_heads) : 0.f;
