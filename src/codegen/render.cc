@@ -21,8 +21,7 @@ Result<std::string> Render(const VariantSpec& spec) {
     tu += fmt::format(
         "\nextern \"C\" __global__ void __launch_bounds__({}) {}(const __grid_constant__ {} "
         "params) {{\n  {}<Variant>(params);\n}}\n",
-        e.launch_bounds_of ? e.launch_bounds_of(canonical) : e.launch_bounds, e.symbol,
-        e.params_type, e.function);
+        e.launch_bounds, e.symbol, e.params_type, e.function);
   }
   return tu;
 }

@@ -44,8 +44,6 @@ struct Entry {
   std::string function;       // device template called with <Variant>: "flashjit::norm::rmsnorm"
   std::string params_type;    // "flashjit::norm::RmsNormParams"
   std::string launch_bounds;  // "Variant::kThreads" or "Variant::kThreads, 2"
-  // Where set, the launch bounds of a canonical spec's entry instead of launch_bounds.
-  std::function<std::string(const Json&)> launch_bounds_of;
 };
 
 struct OpFamily {

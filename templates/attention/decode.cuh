@@ -292,7 +292,8 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   __syncthreads();
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  DecodeWarp<V> state;
+  using Warp = DecodeWarp<V, true>;
+  Warp state;
   auto start_unit = [&] {
     state.Init(q_smem, rope_table);
     if constexpr (V::kAlibi) {
@@ -326,7 +327,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
     if (key0 < cu.w.kv_end && key0 + 16 > v.key_lo) {
       const char* k_src = k_stage(g % kStages) + warp * 16 * kD * sizeof(TKV);
       const char* v_src = v_stage(g % kStages) + warp * 16 * kD * sizeof(TKV);
-      if constexpr (V::kRope && !DecodeWarp<V>::kRopeRegs) {
+      if constexpr (V::kRope && !Warp::kRopeRegs) {
         __syncwarp();
         RopeRows<T, kD>(const_cast<T*>(reinterpret_cast<const T*>(k_src)), key0, rope_table);
         __syncwarp();
@@ -342,7 +343,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
     // it in shared memory now; the epilogue's barriers order that before start_unit's reads.
     if (cu.next >= 0) {
       // Q's fragments read from q_smem at each step: every warp's last step first.
-      if constexpr (DecodeWarp<V>::kQSmem) __syncthreads();
+      if constexpr (Warp::kQSmem) __syncthreads();
       next_q.Store(nv.qpos, rope_table, q_smem);
     }
     __syncthreads();  // every warp is done with stage g % kStages: the epilogue takes it

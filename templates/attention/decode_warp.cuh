@@ -33,13 +33,15 @@ namespace flashjit::attention {
 // (smaller ones keep f16's subnormal precision, below 2^-38 of the largest term), no overflow;
 // the scale comes back out exactly (Scores, or the softmax's exp2 factor: kFoldUnscale). P (in
 // [0, 1]) rounds to f16, finer than bf16.
-template <class V>
+// kPersistent: the persistent entry's warps (16-bit KV), whose keys with RoPE always turn as rows
+// in shared memory (RopeRows): in registers that entry takes 255 and spills (NVRTC 13.0).
+template <class V, bool kPersistent = false>
 struct DecodeWarp {
   using T = typename V::DTypeQ;
   using TKV = typename V::DTypeKV;
   static constexpr int kD = V::kHeadDim;
   static constexpr int kChunks = kD / 8;  // 16-byte chunks per 16-bit row
-  static constexpr bool kRopeRegs = V::kRope && DecodeRopeInRegs(kD, sizeof(TKV));
+  static constexpr bool kRopeRegs = V::kRope && DecodeRopeInRegs(kD, sizeof(TKV)) && !kPersistent;
   static constexpr bool kFp8RegsK = sizeof(TKV) == 1 && (!V::kRope || kRopeRegs);
   // Q.K's summed index permuted (KColumn): fp8 keys from registers, and keys with RoPE.
   static constexpr bool kPermutedK = kFp8RegsK || kRopeRegs;

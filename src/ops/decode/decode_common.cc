@@ -146,9 +146,10 @@ int DecodeKernelRegisters(int head_dim, int kv_bytes, bool persistent, bool rope
   // with RoPE and the other knobs), 162-166 at D 128 (with RoPE 230-238: the keys' angles),
   // 214-225 at D 256; fp8 96 at D 64, 160-164 at D 128, 255 at D 256 (up to 60 bytes of
   // spills), with RoPE 128 at D 64 and 228-232 at D 128 (the keys' angles and words). The
-  // persistent entry (16-bit KV only): 162-167 at D 64, 192-242 at D 128, 250-255 at D 256 (RoPE
-  // spills). At D 64 the extra registers of 16-bit RoPE cost no CTA: shared memory holds 4 an SM
-  // either way; at D 128 it holds 2, as 238 registers do.
+  // persistent entry (16-bit KV only; keys with RoPE turned as rows in shared memory): 162-167 at
+  // D 64, 218-242 at D 128, 250-255 at D 256 (RoPE spills). At D 64 the extra registers of 16-bit
+  // RoPE cost no CTA: shared memory holds 4 an SM either way; at D 128 it holds 2, as 238 registers
+  // do.
   if (persistent) return head_dim == 64 ? 167 : head_dim == 128 ? 242 : 255;
   if (kv_bytes == 2) return head_dim == 64 ? 124 : head_dim == 128 ? (rope ? 238 : 166) : 225;
   if (rope) return head_dim == 64 ? 128 : head_dim == 128 ? 232 : 255;

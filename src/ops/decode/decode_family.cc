@@ -57,18 +57,7 @@ const spec::OpFamily* DecodeFamily() {
                  {"flashjit_decode_merge", "flashjit::attention::decode_merge",
                   "flashjit::attention::DecodeMergeParams", "Variant::kThreads"},
                  {"flashjit_decode_persistent", "flashjit::attention::decode_persistent",
-                  "flashjit::attention::DecodeParams", "Variant::kThreads",
-                  // Keys with RoPE turned in registers: without a floor of 2 CTAs an SM, ptxas
-                  // gives this entry 168 registers and spills (NVRTC 13.0), where the 2 CTAs
-                  // its shared memory allows fit 192 without a spill. The other variants keep
-                  // their code (a floor of 1 would change it).
-                  [](const spec::Json& s) {
-                    const int kv_bytes = s["dtype_kv"].get<std::string>()[0] == 'e' ? 1 : 2;
-                    return s["rope"].get<bool>() &&
-                                   attention::DecodeRopeInRegs(s["head_dim"].get<int>(), kv_bytes)
-                               ? std::string("Variant::kThreads, 2")
-                               : std::string("Variant::kThreads");
-                  }}};
+                  "flashjit::attention::DecodeParams", "Variant::kThreads"}};
     f.variant_body = [](const spec::Json& s) {
       return fmt::format(
           "  using DTypeQ = {};\n  using DTypeKV = {};\n  static constexpr int kThreads = 128;\n"
