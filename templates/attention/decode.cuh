@@ -292,10 +292,9 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   __syncthreads();
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  using Warp = DecodeWarp<V, true>;
-  Warp state;
+  DecodeWarp<V> state;
   auto start_unit = [&] {
-    state.Init(q_smem, rope_table);
+    state.Init(q_smem);
     if constexpr (V::kAlibi) {
       const int r0 = lane / 4, r1 = lane / 4 + 8;
       state.slope[0] = r0 < v.rows ? AlibiSlope(v.qh0 + r0, p.num_qo_heads) : 0.f;
@@ -327,7 +326,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
     if (key0 < cu.w.kv_end && key0 + 16 > v.key_lo) {
       const char* k_src = k_stage(g % kStages) + warp * 16 * kD * sizeof(TKV);
       const char* v_src = v_stage(g % kStages) + warp * 16 * kD * sizeof(TKV);
-      if constexpr (V::kRope && !Warp::kRopeRegs) {
+      if constexpr (V::kRope) {
         __syncwarp();
         RopeRows<T, kD>(const_cast<T*>(reinterpret_cast<const T*>(k_src)), key0, rope_table);
         __syncwarp();
@@ -343,7 +342,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
     // it in shared memory now; the epilogue's barriers order that before start_unit's reads.
     if (cu.next >= 0) {
       // Q's fragments read from q_smem at each step: every warp's last step first.
-      if constexpr (Warp::kQSmem) __syncthreads();
+      if constexpr (DecodeWarp<V>::kQSmem) __syncthreads();
       next_q.Store(nv.qpos, rope_table, q_smem);
     }
     __syncthreads();  // every warp is done with stage g % kStages: the epilogue takes it
@@ -550,7 +549,7 @@ __device__ void decode_attention(const DecodeParams& p) {
     } else {
       k_rows = k_src;
       v_rows = v_src;
-      if constexpr (V::kRope && !DecodeWarp<V>::kRopeRegs) {  // 16-bit keys but at D 128
+      if constexpr (V::kRope && sizeof(TKV) == 2) {
         __syncwarp();
         RopeRows<T, kD>(const_cast<T*>(static_cast<const T*>(k_rows)), key0, rope_table);
       }

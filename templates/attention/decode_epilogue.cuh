@@ -183,9 +183,8 @@ FLASHJIT_DEVICE void FusedMerge(const DecodeParams& p, const DecodeWorkItem& w,
 // item is split and merged in place. head_tile: the (kv head, query tile) of this CTA's work.
 template <class V, bool kPersistent = false>
 FLASHJIT_DEVICE void DecodeEpilogue(const DecodeParams& p, const DecodeWorkItem& w,
-                                    const DecodeMergeItem& merge_item,
-                                    const DecodeWarp<V, kPersistent>& st, int head_tile, int qh0,
-                                    int rows, float* o_smem, float* stats) {
+                                    const DecodeMergeItem& merge_item, const DecodeWarp<V>& st,
+                                    int head_tile, int qh0, int rows, float* o_smem, float* stats) {
   using T = typename V::DTypeQ;
   constexpr int kD = V::kHeadDim, kWarps = kDecodeThreads / 32;
   constexpr EpilogueLayout kLayout = kEpilogueLayout<V, kPersistent>;

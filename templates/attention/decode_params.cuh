@@ -229,13 +229,10 @@ FLASHJIT_HD constexpr int DecodeEpilogueBytes(int head_dim) {
 // The epilogue's softmax statistics of a persistent CTA: (4 warps, 16, 2) + (4, 16) + 16 floats,
 // kept apart from Q (the next unit's query is staged during the epilogue).
 FLASHJIT_HD constexpr int DecodeStatsBytes() { return 1024; }
-// Keys with RoPE turn in registers, on their way from the K tile into the B fragments: fp8 keys
-// up to D 128 (since session 26), 16-bit keys at D 128 (since session 27). Elsewhere they turn
-// as 16-bit rows in shared memory: at D 256 (225-255 registers without RoPE), and 16-bit keys at
-// D 64, whose register form takes 128 registers and spills (NVRTC 13.0) where the rows' form
-// fits 124.
+// fp8 keys with RoPE turn in registers, on their way from the fp8 tile into the B fragments, up
+// to D 128; at D 256 (255 registers without RoPE) they turn as 16-bit rows in shared memory.
 FLASHJIT_HD constexpr bool DecodeRopeInRegs(int head_dim, int kv_bytes) {
-  return head_dim == 128 || (kv_bytes == 1 && head_dim == 64);
+  return kv_bytes == 1 && head_dim <= 128;
 }
 FLASHJIT_HD constexpr int DecodeRopeTableBytes(int head_dim, int kv_bytes) {
   return head_dim / 2 * (DecodeRopeInRegs(head_dim, kv_bytes) ? 32 : 16);

@@ -19,10 +19,9 @@ namespace flashjit::attention {
 //   Q.K: thread t = lane % 4 holds k indices 2t, 2t+1, 2t+8, 2t+9 of each 16-wide step kk; they
 //        are taken from head-dim columns t * D/4 + kk * 4 + {0, 1, 2, 3} of both Q and K (a
 //        permutation of the summed index, so S is unchanged). One 16-byte load gives 4 steps.
-//        With RoPE (kRopeRegs: DecodeRopeInRegs) the steps kk < D/32 take columns
-//        t * D/8 + kk * 4 + {0..3} and the others their partners D/2 on, so that a thread holds
-//        both dims of each pair it turns (RopeKeyFragAngles) between the K tile and the tensor
-//        cores; 16-bit keys then come by 16-byte loads instead of ldmatrix.
+//        With RoPE (kRopeRegs) the steps kk < D/32 take columns t * D/8 + kk * 4 + {0..3} and
+//        the others their partners D/2 on, so that a thread holds both dims of each pair it
+//        turns (RopeKeyFragAngles) between the fp8 bytes and the tensor cores.
 //   P.V: n8 tile j of the output, column n, is head-dim column n * D/8 + j; thread g = lane / 4
 //        reads D/8 contiguous bytes of each of its four keys (2t, 2t+1, 2t+8, 2t+9) and byte
 //        permutes pair keys. The epilogue writes O back in head-dim order (Fp8OutColumn).
@@ -33,18 +32,14 @@ namespace flashjit::attention {
 // (smaller ones keep f16's subnormal precision, below 2^-38 of the largest term), no overflow;
 // the scale comes back out exactly (Scores, or the softmax's exp2 factor: kFoldUnscale). P (in
 // [0, 1]) rounds to f16, finer than bf16.
-// kPersistent: the persistent entry's warps (16-bit KV), whose keys with RoPE always turn as rows
-// in shared memory (RopeRows): in registers that entry takes 255 and spills (NVRTC 13.0).
-template <class V, bool kPersistent = false>
+template <class V>
 struct DecodeWarp {
   using T = typename V::DTypeQ;
   using TKV = typename V::DTypeKV;
   static constexpr int kD = V::kHeadDim;
   static constexpr int kChunks = kD / 8;  // 16-byte chunks per 16-bit row
-  static constexpr bool kRopeRegs = V::kRope && DecodeRopeInRegs(kD, sizeof(TKV)) && !kPersistent;
+  static constexpr bool kRopeRegs = V::kRope && DecodeRopeInRegs(kD, sizeof(TKV));
   static constexpr bool kFp8RegsK = sizeof(TKV) == 1 && (!V::kRope || kRopeRegs);
-  // Q.K's summed index permuted (KColumn): fp8 keys from registers, and keys with RoPE.
-  static constexpr bool kPermutedK = kFp8RegsK || kRopeRegs;
   static constexpr bool kFp8RegsV = sizeof(TKV) == 1;
   using TC = typename Select<kFp8RegsK, half, T>::type;  // Q.K's tensor-core input type
   using TP = typename Select<kFp8RegsV, half, T>::type;  // P.V's
@@ -58,7 +53,7 @@ struct DecodeWarp {
   static constexpr int kFp8Chunks = kD / 16;  // 16-byte chunks per fp8 row
   // Q's A fragments read from the CTA's swizzled Q rows at each step (ldmatrix) instead of held
   // in 2 * D / 8 registers a thread: the D 256 form, whose 255 registers spill otherwise.
-  static constexpr bool kQSmem = V::kQSmem && !kPermutedK;
+  static constexpr bool kQSmem = V::kQSmem && !kFp8RegsK;
 
   uint32_t q_frag[kQSmem ? 1 : kD / 16][4];  // A fragments of Q          (16, D)
   const T* q_rows;                           // kQSmem: the swizzled Q rows (16, D)
@@ -71,8 +66,8 @@ struct DecodeWarp {
   typename Select<kRopeRegs, RopeAngles, None>::type rope;  // kRopeRegs: the keys' angles
   const DecodeRopeFreq* rope_table;                         // kRopeRegs: FillRopeTable's
 
-  // kPermutedK: the first of the four head-dim columns of step kk's k indices for thread t.
-  static FLASHJIT_DEVICE int KColumn(int t, int kk) {
+  // kFp8RegsK: the first of the four head-dim columns of step kk's k indices for thread t.
+  static FLASHJIT_DEVICE int Fp8KColumn(int t, int kk) {
     if constexpr (kRopeRegs) {
       constexpr int kW = kD / 32;  // steps of each half
       return kk / kW * (kD / 2) + t * (kD / 8) + kk % kW * 4;
@@ -93,7 +88,7 @@ struct DecodeWarp {
     if constexpr (kRopeRegs) rope.Init();
     if constexpr (kQSmem) {
       // read at each step (Scores)
-    } else if constexpr (kPermutedK) {
+    } else if constexpr (kFp8RegsK) {
       const int g = lane / 4, t = lane % 4;
       auto pair = [&](int row, int col) {  // two 16-bit values at (row, col), col even
         return *reinterpret_cast<const uint32_t*>(
@@ -101,7 +96,7 @@ struct DecodeWarp {
       };
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
-        const int col = KColumn(t, kk);
+        const int col = Fp8KColumn(t, kk);
         q_frag[kk][0] = pair(g, col);
         q_frag[kk][1] = pair(g + 8, col);
         q_frag[kk][2] = pair(g, col + 2);
@@ -150,76 +145,57 @@ struct DecodeWarp {
       }
   }
 
-  // kRopeRegs: kW (2 or 4) words at head-dim column col of key row `row`: 8 or 16 bytes.
+  // kRopeRegs: kW words at byte column col of fp8 key row `row`.
   template <int kW>
-  static FLASHJIT_DEVICE void LoadKeyWords(const char* rows, int row, int col, uint32_t (&w)[kW]) {
-    constexpr int kRowChunks = kD * static_cast<int>(sizeof(TKV)) / 16;
-    const int byte = col * static_cast<int>(sizeof(TKV));
-    const char* p = rows + SwizzledChunk<kRowChunks>(row, byte / 16) * 16 + byte % 16;
+  static FLASHJIT_DEVICE void LoadFp8Words(const char* rows, int row, int col, uint32_t (&w)[kW]) {
+    const char* p = rows + SwizzledChunk<kFp8Chunks>(row, col / 16) * 16 + col % 16;
     if constexpr (kW == 4) {
       const uint4 x = *reinterpret_cast<const uint4*>(p);
       w[0] = x.x, w[1] = x.y, w[2] = x.z, w[3] = x.w;
     } else {
-      static_assert(kW == 2, "8 or 16 bytes");
+      static_assert(kW == 2, "D 64 or 128");
       const uint2 x = *reinterpret_cast<const uint2*>(p);
       w[0] = x.x, w[1] = x.y;
     }
   }
 
-  // kRopeRegs: S = Q K^T for the 16 keys in k_src at positions key0 .., each turned on its way
-  // from the K tile into the B fragments (RopeKeyFragAngles). A thread's D/8 dims of each half of
-  // a key come in loads of at most 16 bytes (kU words), each turned and multiplied before the
-  // next is read, which keeps 16-bit keys' words to fp8's count of registers.
+  // kRopeRegs: S = Q K^T for the 16 fp8 keys in k_src at positions key0 .., each turned on its
+  // way into the B fragments (RopeKeyFragAngles).
   FLASHJIT_DEVICE void RopeScores(const char* rows, int key0, float (&s)[2][4]) {
-    constexpr int kBytes = static_cast<int>(sizeof(TKV));
-    constexpr int kSteps = kD / 32;       // k steps of each half
-    constexpr int kW = kD * kBytes / 32;  // words of each half a thread holds of a key
-    constexpr int kU = kW < 4 ? kW : 4;   // of them a load gives
-    constexpr int kStepWords = kBytes;    // words of a step: fp8 1, 16-bit 2
-    constexpr int kUnitSteps = kU / kStepWords;
+    constexpr int kW = kD / 32;  // words of each half a thread holds of a key
     const int lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+    uint32_t x[2][kW], y[2][kW];  // keys g, g + 8: dims t D/8 .., and their partners
+#pragma unroll
+    for (int nt = 0; nt < 2; ++nt) {
+      LoadFp8Words<kW>(rows, nt * 8 + g, t * (kD / 8), x[nt]);
+      LoadFp8Words<kW>(rows, nt * 8 + g, kD / 2 + t * (kD / 8), y[nt]);
+    }
     rope.Seek(key0 + g, rope_table);
     const DecodeRopeStep* steps = RopeAngles::Steps(rope_table);
 #pragma unroll
-    for (int u = 0; u < kW / kU; ++u) {
-      uint32_t x[2][kU], y[2][kU];  // keys g, g + 8: dims t D/8 + 16u / kBytes .., partners
-      const int col = t * (kD / 8) + u * (16 / kBytes);
+    for (int j = 0; j < kW; ++j) {
+      uint32_t bx[2][2], by[2][2];  // [key][pair]: f16 pairs, turned
 #pragma unroll
-      for (int nt = 0; nt < 2; ++nt) {
-        LoadKeyWords<kU>(rows, nt * 8 + g, col, x[nt]);
-        LoadKeyWords<kU>(rows, nt * 8 + g, kD / 2 + col, y[nt]);
-      }
+      for (int h = 0; h < 2; ++h) {  // bytes 2h, 2h + 1 of word j: frequencies 4j + 2h + {0, 1}
+        float c[2][2], sn[2][2];     // [key][frequency]
 #pragma unroll
-      for (int js = 0; js < kUnitSteps; ++js) {
-        const int j = u * kUnitSteps + js;
-        uint32_t bx[2][2], by[2][2];  // [key][pair]: TC pairs, turned
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {  // the thread's dims 4j + 2h + {0, 1}: frequencies too
-          float c[2][2], sn[2][2];     // [key][frequency]
-#pragma unroll
-          for (int q = 0; q < 2; ++q) {
-            const int f = 4 * j + 2 * h + q;
-            rope.Turn(f, steps[f], c[0][q], sn[0][q], c[1][q], sn[1][q]);
-          }
-#pragma unroll
-          for (int nt = 0; nt < 2; ++nt) {
-            if constexpr (kBytes == 1) {
-              bx[nt][h] = h ? Fp8PairF16<TKV, 2, 3>(x[nt][js], x[nt][js])
-                            : Fp8PairF16<TKV, 0, 1>(x[nt][js], x[nt][js]);
-              by[nt][h] = h ? Fp8PairF16<TKV, 2, 3>(y[nt][js], y[nt][js])
-                            : Fp8PairF16<TKV, 0, 1>(y[nt][js], y[nt][js]);
-            } else {
-              bx[nt][h] = x[nt][2 * js + h];
-              by[nt][h] = y[nt][2 * js + h];
-            }
-            TurnPairs<TC>(bx[nt][h], by[nt][h], c[nt], sn[nt]);
-          }
+        for (int q = 0; q < 2; ++q) {
+          const int f = 4 * j + 2 * h + q;
+          rope.Turn(f, steps[f], c[0][q], sn[0][q], c[1][q], sn[1][q]);
         }
 #pragma unroll
         for (int nt = 0; nt < 2; ++nt) {
-          MmaM16N8K16<TC>(s[nt], q_frag[j], bx[nt][0], bx[nt][1]);
-          MmaM16N8K16<TC>(s[nt], q_frag[kSteps + j], by[nt][0], by[nt][1]);
+          bx[nt][h] = h ? Fp8PairF16<TKV, 2, 3>(x[nt][j], x[nt][j])
+                        : Fp8PairF16<TKV, 0, 1>(x[nt][j], x[nt][j]);
+          by[nt][h] = h ? Fp8PairF16<TKV, 2, 3>(y[nt][j], y[nt][j])
+                        : Fp8PairF16<TKV, 0, 1>(y[nt][j], y[nt][j]);
+          TurnHalfPairs(bx[nt][h], by[nt][h], c[nt], sn[nt]);
         }
+      }
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt) {
+        MmaM16N8K16<TC>(s[nt], q_frag[j], bx[nt][0], bx[nt][1]);
+        MmaM16N8K16<TC>(s[nt], q_frag[kW + j], by[nt][0], by[nt][1]);
       }
     }
     if constexpr (RopeAngles::kScale != 1.f) {

@@ -4,20 +4,24 @@
 #pragma once
 
 #include "attention/logits_hooks.cuh"
-#include "attention/mma_sm80.cuh"
 #include "attention/paged_kv.cuh"
 #include "common/vec.cuh"
 
 namespace flashjit::attention {
 
-// Two fp8 values (low byte first) as an f16 pair, through the hardware fp8x2 -> f16x2
-// conversion (exact).
-template <class TKV>
-FLASHJIT_DEVICE uint32_t Fp8x2ToHalf2(uint16_t pair) {
+// Two fp8 values (low byte first) as two T, through the hardware fp8x2 -> f16x2 conversion.
+template <class T, class TKV>
+FLASHJIT_DEVICE uint32_t Fp8x2To16x2(uint16_t pair) {
   constexpr __nv_fp8_interpretation_t kKind =
       IsSame<TKV, __nv_fp8_e4m3>::value ? __NV_E4M3 : __NV_E5M2;
   const __half2_raw h = __nv_cvt_fp8x2_to_halfraw2(pair, kKind);
-  return static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
+  uint32_t bits = static_cast<uint32_t>(h.x) | (static_cast<uint32_t>(h.y) << 16);
+  if constexpr (IsSame<T, half>::value) {
+    return bits;
+  } else {
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&bits));
+    return PackPair<T>(f.x, f.y);
+  }
 }
 
 // prmt.b32 in its generic mode: byte i of the result is byte (sel >> 4i) & 7 of {y, x}, or that
@@ -90,13 +94,17 @@ struct RopeKeyAngles {
   FLASHJIT_DEVICE void Rotate(float (&x)[kDims], float (&y)[kDims]) {
 #pragma unroll
     for (int d = 0; d < kDims; ++d) {
-      TurnPair(x[d], y[d], c[d], s[d]);
-      TurnPair(c[d], s[d], step_c[d], step_s[d]);
+      const float a = x[d], b = y[d];
+      x[d] = a * c[d] - b * s[d];
+      y[d] = b * c[d] + a * s[d];
+      const float next_c = c[d] * step_c[d] - s[d] * step_s[d];
+      s[d] = s[d] * step_c[d] + c[d] * step_s[d];
+      c[d] = next_c;
     }
   }
 };
 
-// The angles of RoPE on a thread's key fragments, for keys that turn in registers
+// The angles of RoPE on a thread's key fragments, for fp8 keys that turn in registers
 // (DecodeRopeInRegs; DecodeWarp::kRopeRegs). Thread (g, t) = (lane / 4, lane % 4) holds the kF =
 // D/8 dims t kF .. t kF + kF - 1, and their partners D/2 on, of keys key0 + g and key0 + g + 8.
 // It keeps the kF angles of its first key from step to step: exact (rope::CosSinTurns) at a
@@ -142,22 +150,24 @@ struct RopeKeyFragAngles {
   // Frequency f's angles of the first key (c0, s0) and the second (c1, s1), the first's kept.
   FLASHJIT_DEVICE void Turn(int f, const DecodeRopeStep& st, float& c0, float& s0, float& c1,
                             float& s1) {
-    TurnPair(c[f], s[f], st.c_tile, st.s_tile);
-    c0 = c1 = c[f];
-    s0 = s1 = s[f];
-    TurnPair(c1, s1, st.c8, st.s8);
+    const float nc = c[f] * st.c_tile - s[f] * st.s_tile;
+    s[f] = s[f] * st.c_tile + c[f] * st.s_tile;
+    c[f] = nc;
+    c0 = c[f];
+    s0 = s[f];
+    c1 = c0 * st.c8 - s0 * st.s8;
+    s1 = s0 * st.c8 + c0 * st.s8;
   }
 };
 
-// Two pairs of T (x holds dims i, i + 1, y their partners) turned by the angles of those dims
-// (TurnPair), in float, each result rounded once to T.
-template <class T>
-FLASHJIT_DEVICE void TurnPairs(uint32_t& x, uint32_t& y, const float (&c)[2], const float (&s)[2]) {
-  float2 a = UnpackPair<T>(x), b = UnpackPair<T>(y);
-  TurnPair(a.x, b.x, c[0], s[0]);
-  TurnPair(a.y, b.y, c[1], s[1]);
-  x = PackPair<T>(a.x, a.y);
-  y = PackPair<T>(b.x, b.y);
+// An f16 pair turned by the angles of its two dims: (x, y) = (x * c - y * s, y * c + x * s), in
+// float, each result rounded once.
+FLASHJIT_DEVICE void TurnHalfPairs(uint32_t& x, uint32_t& y, const float (&c)[2],
+                                   const float (&s)[2]) {
+  const float2 a = __half22float2(*reinterpret_cast<const __half2*>(&x));
+  const float2 b = __half22float2(*reinterpret_cast<const __half2*>(&y));
+  x = PackPair<half>(a.x * c[0] - b.x * s[0], a.y * c[1] - b.y * s[1]);
+  y = PackPair<half>(b.x * c[0] + a.x * s[0], b.y * c[1] + a.y * s[1]);
 }
 
 // kN (1, 2 or 4) consecutive 16-bit values as floats, and back (rounded to nearest).
@@ -191,8 +201,8 @@ FLASHJIT_DEVICE void LoadFp8Floats(const char* p, float (&x)[kN]) {
   float f[kN < 2 ? 2 : kN];
 #pragma unroll
   for (int d = 0; d < kN; d += 2) {
-    const float2 pair =
-        UnpackPair<half>(Fp8x2ToHalf2<TKV>(static_cast<uint16_t>(bytes >> (8 * d))));
+    const uint32_t h = Fp8x2To16x2<half, TKV>(static_cast<uint16_t>(bytes >> (8 * d)));
+    const float2 pair = __half22float2(*reinterpret_cast<const __half2*>(&h));
     f[d] = pair.x;
     f[d + 1] = pair.y;
   }

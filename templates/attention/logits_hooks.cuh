@@ -53,11 +53,10 @@ FLASHJIT_DEVICE float TransformScore(float raw, float sm_scale, float soft_cap, 
 // (FillRopeTable), each as its turns a position, formed in double and held as two floats, and the
 // cos / sin of one position's angle. The query's angle comes from rope::CosSinTurns, as in the
 // RoPE kernels (whole turns drop out exactly, then the fast __sincosf on [-pi, pi]: a few 2^-25
-// turns at any position below 2^24); the keys' start there, at a warp's first key stepping one
-// position a row (RopeKeyAngles, rows in shared memory), or every 16 tiles stepping a tile
-// (RopeKeyFragAngles, keys turned in registers: DecodeRopeInRegs). Until session 25 every angle
-// took exp2f and the accurate sincosf, whose range reduction held fp8 decode with RoPE at 0.4-0.6
-// TB/s, and whose float frequency put the angle off by pos x 2^-24 relative.
+// turns at any position below 2^24); the keys' start there at a warp's first key and step one
+// position a row (RopeKeyAngles). Until session 25 every angle took exp2f and the accurate
+// sincosf, whose range reduction held fp8 decode with RoPE at 0.4-0.6 TB/s, and whose float
+// frequency put the angle off by pos x 2^-24 relative.
 struct alignas(16) DecodeRopeFreq {
   float hi, lo;  // turns a position: hi + lo
   float c, s;    // cos and sin of one position's angle
@@ -98,19 +97,13 @@ FLASHJIT_DEVICE DecodeRopeStep DecodeRopeStepOf(double c, double s) {
   return r;
 }
 
-// (x, y) turned by the angle whose cos and sin are c and s: (x c - y s, y c + x s). A RoPE pair
-// (dim i, dim i + D/2) turns so, and so does an angle's (cos, sin) by another angle's.
-FLASHJIT_DEVICE void TurnPair(float& x, float& y, float c, float s) {
-  const float a = x, b = y;
-  x = a * c - b * s;
-  y = b * c + a * s;
-}
-
 // Turns the pair (x, y) = (dim i, dim i + D/2) to position pos (f: the table's entry i).
 FLASHJIT_DEVICE void RopeRotate(float pos, const DecodeRopeFreq& f, float& x, float& y) {
   float c, s;
   rope::CosSinTurns(pos, f.hi, f.lo, &c, &s);
-  TurnPair(x, y, c, s);
+  const float a = x, b = y;
+  x = a * c - b * s;
+  y = b * c + a * s;
 }
 
 }  // namespace flashjit::attention

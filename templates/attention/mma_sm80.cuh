@@ -77,14 +77,4 @@ FLASHJIT_DEVICE uint32_t PackPair(float lo, float hi) {
   }
 }
 
-// One register of two 16-bit values of type T as two floats (exact).
-template <class T>
-FLASHJIT_DEVICE float2 UnpackPair(uint32_t w) {
-  if constexpr (IsSame<T, half>::value) {
-    return __half22float2(*reinterpret_cast<const __half2*>(&w));
-  } else {
-    return make_float2(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
-  }
-}
-
 }  // namespace flashjit::attention

@@ -141,17 +141,15 @@ int DecodePlanModel() {
 
 int DecodeKernelRegisters(int head_dim, int kv_bytes, bool persistent, bool rope) {
   // NVRTC 13.0 for sm_90a (session 24; RoPE's rows since session 25, fp8 keys turned in
-  // registers since session 26, 16-bit keys at D 128 since session 27), the most over soft cap,
-  // ALiBi, fast index and, where `rope`, RoPE. The attention entry: 16-bit KV 95-96 at D 64 (124
-  // with RoPE and the other knobs), 162-166 at D 128 (with RoPE 230-238: the keys' angles),
-  // 214-225 at D 256; fp8 96 at D 64, 160-164 at D 128, 255 at D 256 (up to 60 bytes of
-  // spills), with RoPE 128 at D 64 and 228-232 at D 128 (the keys' angles and words). The
-  // persistent entry (16-bit KV only; keys with RoPE turned as rows in shared memory): 162-167 at
-  // D 64, 218-242 at D 128, 250-255 at D 256 (RoPE spills). At D 64 the extra registers of 16-bit
-  // RoPE cost no CTA: shared memory holds 4 an SM either way; at D 128 it holds 2, as 238 registers
-  // do.
+  // registers since session 26), the most over soft cap, ALiBi, fast index and, where `rope`,
+  // RoPE. The attention entry: 16-bit KV 95-96 at D 64 (124 with RoPE and the other knobs),
+  // 162-166 at D 128, 214-225 at D 256; fp8 96 at D 64, 160-164 at D 128, 255 at D 256 (up to
+  // 60 bytes of spills), with RoPE 128 at D 64 and 228-232 at D 128 (the keys' angles and
+  // words). The persistent entry (16-bit KV only): 162-167 at D 64, 218-242 at D 128, 250-255 at
+  // D 256 (RoPE spills). At D 64 the extra registers of 16-bit RoPE cost no CTA: shared memory
+  // holds 4 an SM either way.
   if (persistent) return head_dim == 64 ? 167 : head_dim == 128 ? 242 : 255;
-  if (kv_bytes == 2) return head_dim == 64 ? 124 : head_dim == 128 ? (rope ? 238 : 166) : 225;
+  if (kv_bytes == 2) return head_dim == 64 ? 124 : head_dim == 128 ? 166 : 225;
   if (rope) return head_dim == 64 ? 128 : head_dim == 128 ? 232 : 255;
   return head_dim == 64 ? 124 : head_dim == 128 ? 164 : 255;
 }
