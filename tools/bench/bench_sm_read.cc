@@ -1,15 +1,17 @@
-// How fast one SM, and the whole GPU, reads a paged KV cache, by copy form: the question behind
-// decode's missed one-wave targets (docs/perf/decode.md, session 28). Decode's CTAs read about
-// 35 GB/s an SM with cp.async, the 132 SMs together 4.65 TB/s; a lone CTA about 30 GB/s, however
-// many bytes it has in flight (sessions 8, 15). If that cap is the SM's, not the DRAM's, a plan
-// that leaves SMs idle loses their share. This bench streams decode's layout (bf16, 8 kv heads,
-// D 128, pages of 16 keys: [page][K|V][16][8][128]; a CTA reads one head's rows, 256 bytes each,
-// 2 KB apart, in tiles of 64 keys of K and V = 32 KB, through a ring of shared memory) by
+// How fast one CTA, one SM and the whole GPU read a paged KV cache when they do nothing else:
+// the floor beside which decode's figures are read (docs/perf/decode.md, session 28). The bench
+// streams decode's layout (bf16, 8 kv heads, D 128, pages of 16 keys: [page][K|V][16][8][128];
+// a CTA reads one head's rows, 256 bytes each, 2 KB apart, in tiles of 64 keys of K and V =
+// 32 KB, through a ring of shared memory swizzled as decode's) by
 //   - cp.async, 16 bytes a thread a copy (decode's loader), 3 stages (2 CTAs an SM) or 6 (1);
 //   - the tensor-memory accelerator: a 5-D tensor map of the cache, one copy a half row-block
 //     (16 keys x 64 dims, 2 KB, 128-byte swizzle), 16 copies a tile, completed on an mbarrier.
-// for 1, 8, 128, 132, 256 and 264 CTAs, and reports GB/s a busy SM and TB/s in all. The kernels
-// are compiled here with NVRTC; a dry run compiles them and times nothing.
+// Rows: each form over 1, 8, 128, 132, 256 and 264 CTAs of 256 tiles (GB/s a busy SM, TB/s in
+// all); cp.async over decode's grid shapes (the CTAs and tiles of their plans), with pages in
+// order and through a page table in random order ("paged", as decode's bench lays them out);
+// and paged with a chain of dependent FMAs after each tile (decode's per-tile compute stands in).
+// Calls rotate over a 2.2 GB cache, so that no call reads what the previous ones left in the
+// L2. The kernels are compiled here with NVRTC; a dry run compiles them and times nothing.
 #include <dlfcn.h>
 #include <fmt/format.h>
 
@@ -29,6 +31,7 @@ using namespace flashjit;
 namespace {
 
 constexpr int kTileBytes = 32768, kHeads = 8, kPageBytes = 65536, kTiles = 256;
+constexpr int kMaxRecordCtas = 2048;
 
 void Check(CUresult rc, const char* what) {
   if (rc != CUDA_SUCCESS) throw std::runtime_error(runtime::CudaStatus(rc, what).ToString());
@@ -43,14 +46,30 @@ __device__ __forceinline__ unsigned Smem(const void* p) {
 }
 // A tile's 16 KB of K then 16 KB of V rows as decode keeps them: row r (0-63 K, 64-127 V) at
 // r * 256, its 16-byte chunk c at (c ^ (r & 7)) * 16.
+// With `records`, a CTA first reads its first logical page from records[blockIdx.x * 8] (a
+// 32-byte record a CTA, as decode's work items): two dependent round trips before its first
+// K/V copy, as decode's start-up has, instead of one. With `ahead` > 0, thread 0 also readies
+// the start-up of CTA blockIdx.x + ahead, which runs about one CTA's life later: its record and,
+// once that has arrived (after the first tile), its first page ids, into the L2 with an
+// evict-last priority so that the streaming K/V do not push them out first.
+__device__ __forceinline__ void PrefetchL2(const void* p) {
+  asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(p));
+}
 template <int S>
 __device__ void CpAsyncRead(const char* __restrict__ base, const int* __restrict__ table,
-                            int page0, int tiles, int spin, float* out) {
+                            const int* __restrict__ records, int ahead, int page0, int tiles,
+                            int spin, float* out) {
   extern __shared__ __align__(1024) char smem[];
   const int h = blockIdx.x % 8, t = threadIdx.x;
+  const bool ready_next = records && ahead > 0 && t == 0 && blockIdx.x + ahead < gridDim.x;
+  int next_first = 0;
+  if (ready_next) {
+    PrefetchL2(records + (blockIdx.x + ahead) * 8);
+    next_first = records[(blockIdx.x + ahead) * 8];
+  }
   // The CTA's logical pages: page0 + (blockIdx.x / 8) * tiles * 4 on; with a table, each one's
   // place in the cache is read from it (random page order, as decode's bench lays out pages).
-  const int first = page0 + (blockIdx.x / 8) * tiles * 4;
+  const int first = page0 + (records ? records[blockIdx.x * 8] : (blockIdx.x / 8) * tiles * 4);
   const char* head = base + h * 256;
   auto issue = [&](int tile, int stage) {
     if (tile < tiles) {
@@ -73,6 +92,7 @@ __device__ void CpAsyncRead(const char* __restrict__ base, const int* __restrict
     asm volatile("cp.async.wait_group %0;" ::"n"(S - 2));
     __syncthreads();
     issue(tile + S - 1, (tile + S - 1) % S);
+    if (ready_next && tile == 1 && table) PrefetchL2(table + page0 + next_first);
     const float4 v = *reinterpret_cast<const float4*>(smem + (tile % S) * TILE + t * 256);
     // `spin` dependent multiply-adds a tile: a stand-in for decode's per-tile chain.
     float x = v.x;
@@ -82,6 +102,8 @@ __device__ void CpAsyncRead(const char* __restrict__ base, const int* __restrict
   if (acc == 1.2345f) out[blockIdx.x] = acc;  // keeps the reads
 }
 
+// The values are never checked (the bench counts bytes moved), so a stage's generic reads are
+// not fenced against the next fill's async-proxy writes, as a kernel that used them would be.
 template <int S>
 __device__ void TmaRead(const TMap& map, int page_base, int tiles, float* out) {
   extern __shared__ __align__(1024) char smem_raw[];
@@ -132,8 +154,8 @@ __device__ void TmaRead(const TMap& map, int page_base, int tiles, float* out) {
   if (acc == 1.2345f) out[blockIdx.x] = acc;
 }
 
-extern "C" __global__ void __launch_bounds__(128) cp3(const char* b, const int* pt, int p0, int n, int spin, float* o) { CpAsyncRead<3>(b, pt, p0, n, spin, o); }
-extern "C" __global__ void __launch_bounds__(128) cp6(const char* b, const int* pt, int p0, int n, int spin, float* o) { CpAsyncRead<6>(b, pt, p0, n, spin, o); }
+extern "C" __global__ void __launch_bounds__(128) cp3(const char* b, const int* pt, const int* rec, int ahead, int p0, int n, int spin, float* o) { CpAsyncRead<3>(b, pt, rec, ahead, p0, n, spin, o); }
+extern "C" __global__ void __launch_bounds__(128) cp6(const char* b, const int* pt, const int* rec, int ahead, int p0, int n, int spin, float* o) { CpAsyncRead<6>(b, pt, rec, ahead, p0, n, spin, o); }
 extern "C" __global__ void __launch_bounds__(128) tma3(const __grid_constant__ TMap m, int p0, int n, float* o) { TmaRead<3>(m, p0, n, o); }
 extern "C" __global__ void __launch_bounds__(128) tma6(const __grid_constant__ TMap m, int p0, int n, float* o) { TmaRead<6>(m, p0, n, o); }
 )";
@@ -209,13 +231,25 @@ int main(int argc, char** argv) {
 
   // One row: entry e over `ctas` CTAs of `tiles` tiles each; calls rotate over the cache so
   // that a call reads no page the previous calls left in the 60 MB L2.
-  auto row = [&](int e, int ctas, int tiles, bool paged, const std::string& what, int spin = 0) {
+  // Each CTA's record (its first logical page) for the rows that read one: 8 ints a CTA.
+  std::vector<int> record_words(static_cast<size_t>(kMaxRecordCtas) * 8, 0);
+  CUdeviceptr records = 0;
+  Check(d->cuMemAlloc(&records, record_words.size() * sizeof(int)), "cuMemAlloc");
+  int records_tiles = -1;  // the tiles a CTA the records hold
+  auto row = [&](int e, int ctas, int tiles, bool paged, const std::string& what, int spin = 0,
+                 int with_records = 0) {  // 0: none, 1: read, 2: read and ready one wave ahead
     const int stages = e % 2 == 0 ? 3 : 6;
     const uint64_t span = static_cast<uint64_t>((ctas + kHeads - 1) / kHeads) * tiles * 4;
     const uint64_t regions = std::max<uint64_t>(1, pages / span);
-    CUdeviceptr pt = paged ? table : 0;
-    int page0 = 0;
-    void* cp_args[] = {&base, &pt, &page0, &tiles, &spin, &sink};
+    CUdeviceptr pt = paged ? table : 0, rec = with_records ? records : 0;
+    if (with_records && records_tiles != tiles) {
+      for (int c = 0; c < kMaxRecordCtas; ++c) record_words[c * 8] = (c / kHeads) * tiles * 4;
+      Check(d->cuMemcpyHtoD(records, record_words.data(), record_words.size() * sizeof(int)),
+            "cuMemcpyHtoD");
+      records_tiles = tiles;
+    }
+    int ahead = with_records == 2 ? 2 * sms : 0, page0 = 0;
+    void* cp_args[] = {&base, &pt, &rec, &ahead, &page0, &tiles, &spin, &sink};
     void* tma_args[] = {&map, &page0, &tiles, &sink};
     auto launch = [&](int i) {
       page0 = static_cast<int>((static_cast<uint64_t>(i) % regions) * span);
@@ -227,9 +261,12 @@ int main(int argc, char** argv) {
     const double bytes = static_cast<double>(ctas) * tiles * kTileBytes;
     const int busy = std::min(ctas, sms);
     bench::Report("sm_read",
-                  fmt::format("{} {} stages{}, {} CTAs x {} tiles{}{}", e < 2 ? "cp.async" : "tma",
-                              stages, paged ? " paged" : "", ctas, tiles,
-                              spin ? fmt::format(", {} FMAs a tile", spin) : "", what),
+                  fmt::format("{} {} stages{}{}, {} CTAs x {} tiles{}{}",
+                              e < 2 ? "cp.async" : "tma", stages, paged ? " paged" : "",
+                              with_records == 1   ? " records"
+                              : with_records == 2 ? " records ready ahead"
+                                                  : "",
+                              ctas, tiles, spin ? fmt::format(", {} FMAs a tile", spin) : "", what),
                   tm.alone, bytes, 0,
                   fmt::format("{} | {:.1f} GB/s a busy SM ({} SMs, queued)",
                               bench::TimingsNote(tm, bytes), bytes / tm.queued / 1e3 / busy, busy));
@@ -252,6 +289,11 @@ int main(int argc, char** argv) {
     // of a grid that fills every slot? A lone CTA gives each chain's cost a tile.
     for (int spin : {0, 256, 512, 1024, 2048})
       for (int ctas : {1, 264}) row(0, ctas, kTiles, true, round, spin);
+    // A start-up of two dependent round trips (record, then page ids) against one, and the
+    // next wave's start-up readied in the L2: decode's multi-wave plans (CTAs of 16 and 64
+    // tiles) and a one-wave one.
+    for (auto [ctas, tiles] : {std::pair{2048, 16}, {512, 64}, {256, 32}})
+      for (int with_records : {0, 1, 2}) row(0, ctas, tiles, true, round, 0, with_records);
   }
   return 0;
 }
