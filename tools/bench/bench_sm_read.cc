@@ -16,6 +16,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -52,15 +54,21 @@ __device__ __forceinline__ unsigned Smem(const void* p) {
 // the start-up of CTA blockIdx.x + ahead, which runs about one CTA's life later: its record and,
 // once that has arrived (after the first tile), its first page ids, into the L2 with an
 // evict-last priority so that the streaming K/V do not push them out first.
+__device__ __forceinline__ unsigned long long GlobalTimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
 __device__ __forceinline__ void PrefetchL2(const void* p) {
   asm volatile("prefetch.global.L2::evict_last [%0];" ::"l"(p));
 }
 template <int S>
 __device__ void CpAsyncRead(const char* __restrict__ base, const int* __restrict__ table,
                             const int* __restrict__ records, int ahead, int page0, int tiles,
-                            int spin, float* out) {
+                            int spin, unsigned long long* stamps, float* out) {
   extern __shared__ __align__(1024) char smem[];
   const int h = blockIdx.x % 8, t = threadIdx.x;
+  if (stamps && t == 0) stamps[blockIdx.x * 4] = GlobalTimer();
   const bool ready_next = records && ahead > 0 && t == 0 && blockIdx.x + ahead < gridDim.x;
   int next_first = 0;
   if (ready_next) {
@@ -91,6 +99,7 @@ __device__ void CpAsyncRead(const char* __restrict__ base, const int* __restrict
   for (int tile = 0; tile < tiles; ++tile) {
     asm volatile("cp.async.wait_group %0;" ::"n"(S - 2));
     __syncthreads();
+    if (stamps && t == 0 && tile == 0) stamps[blockIdx.x * 4 + 1] = GlobalTimer();
     issue(tile + S - 1, (tile + S - 1) % S);
     if (ready_next && tile == 1 && table) PrefetchL2(table + page0 + next_first);
     const float4 v = *reinterpret_cast<const float4*>(smem + (tile % S) * TILE + t * 256);
@@ -100,6 +109,12 @@ __device__ void CpAsyncRead(const char* __restrict__ base, const int* __restrict
     acc += x + v.w;
   }
   if (acc == 1.2345f) out[blockIdx.x] = acc;  // keeps the reads
+  if (stamps && t == 0) {
+    unsigned sm;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+    stamps[blockIdx.x * 4 + 2] = GlobalTimer();
+    stamps[blockIdx.x * 4 + 3] = sm;
+  }
 }
 
 // The values are never checked (the bench counts bytes moved), so a stage's generic reads are
@@ -154,8 +169,8 @@ __device__ void TmaRead(const TMap& map, int page_base, int tiles, float* out) {
   if (acc == 1.2345f) out[blockIdx.x] = acc;
 }
 
-extern "C" __global__ void __launch_bounds__(128) cp3(const char* b, const int* pt, const int* rec, int ahead, int p0, int n, int spin, float* o) { CpAsyncRead<3>(b, pt, rec, ahead, p0, n, spin, o); }
-extern "C" __global__ void __launch_bounds__(128) cp6(const char* b, const int* pt, const int* rec, int ahead, int p0, int n, int spin, float* o) { CpAsyncRead<6>(b, pt, rec, ahead, p0, n, spin, o); }
+extern "C" __global__ void __launch_bounds__(128) cp3(const char* b, const int* pt, const int* rec, int ahead, int p0, int n, int spin, unsigned long long* st, float* o) { CpAsyncRead<3>(b, pt, rec, ahead, p0, n, spin, st, o); }
+extern "C" __global__ void __launch_bounds__(128) cp6(const char* b, const int* pt, const int* rec, int ahead, int p0, int n, int spin, unsigned long long* st, float* o) { CpAsyncRead<6>(b, pt, rec, ahead, p0, n, spin, st, o); }
 extern "C" __global__ void __launch_bounds__(128) tma3(const __grid_constant__ TMap m, int p0, int n, float* o) { TmaRead<3>(m, p0, n, o); }
 extern "C" __global__ void __launch_bounds__(128) tma6(const __grid_constant__ TMap m, int p0, int n, float* o) { TmaRead<6>(m, p0, n, o); }
 )";
@@ -237,7 +252,8 @@ int main(int argc, char** argv) {
   Check(d->cuMemAlloc(&records, record_words.size() * sizeof(int)), "cuMemAlloc");
   int records_tiles = -1;  // the tiles a CTA the records hold
   auto row = [&](int e, int ctas, int tiles, bool paged, const std::string& what, int spin = 0,
-                 int with_records = 0) {  // 0: none, 1: read, 2: read and ready one wave ahead
+                 int with_records = 0,  // 0: none, 1: read, 2: read and ready one wave ahead
+                 bool stamp = false) {
     const int stages = e % 2 == 0 ? 3 : 6;
     const uint64_t span = static_cast<uint64_t>((ctas + kHeads - 1) / kHeads) * tiles * 4;
     const uint64_t regions = std::max<uint64_t>(1, pages / span);
@@ -249,7 +265,8 @@ int main(int argc, char** argv) {
       records_tiles = tiles;
     }
     int ahead = with_records == 2 ? 2 * sms : 0, page0 = 0;
-    void* cp_args[] = {&base, &pt, &rec, &ahead, &page0, &tiles, &spin, &sink};
+    CUdeviceptr stamp_buf = 0;
+    void* cp_args[] = {&base, &pt, &rec, &ahead, &page0, &tiles, &spin, &stamp_buf, &sink};
     void* tma_args[] = {&map, &page0, &tiles, &sink};
     auto launch = [&](int i) {
       page0 = static_cast<int>((static_cast<uint64_t>(i) % regions) * span);
@@ -258,6 +275,30 @@ int main(int argc, char** argv) {
             "cuLaunchKernel");
     };
     const bench::Timings tm = bench::TimeCall(launch, 20, 3);
+    // FLASHJIT_SM_READ_STAMPS=DIR: one more call (after one on each other region) writes each
+    // CTA's entry, first tile landed and end (%globaltimer, ns) and SM to DIR/stamps-<row>.txt.
+    const char* stamp_dir = std::getenv("FLASHJIT_SM_READ_STAMPS");
+    if (stamp_dir && stamp) {
+      const size_t words = static_cast<size_t>(ctas) * 4;
+      Check(d->cuMemAlloc(&stamp_buf, words * 8), "cuMemAlloc");
+      for (uint64_t i = 1; i < std::min<uint64_t>(regions, 8); ++i) launch(static_cast<int>(i));
+      Check(d->cuCtxSynchronize(), "sync");
+      launch(0);
+      Check(d->cuCtxSynchronize(), "sync");
+      std::vector<unsigned long long> h(words);
+      Check(d->cuMemcpyDtoH(h.data(), stamp_buf, words * 8), "cuMemcpyDtoH");
+      Check(d->cuMemFree(stamp_buf), "cuMemFree");
+      stamp_buf = 0;
+      const std::string path =
+          fmt::format("{}/stamps-{}x{}{}.txt", stamp_dir, ctas, tiles, paged ? "-paged" : "");
+      if (FILE* f =
+              std::fopen(path.c_str(), what.find("round 1") != std::string::npos ? "w" : "a")) {
+        for (int c = 0; c < ctas; ++c)
+          fmt::print(f, "cta {} sm {} entry {} first {} end {}\n", c, h[c * 4 + 3], h[c * 4],
+                     h[c * 4 + 1], h[c * 4 + 2]);
+        std::fclose(f);
+      }
+    }
     const double bytes = static_cast<double>(ctas) * tiles * kTileBytes;
     const int busy = std::min(ctas, sms);
     bench::Report("sm_read",
@@ -284,7 +325,7 @@ int main(int argc, char** argv) {
     for (bool paged : {false, true})
       for (auto [ctas, tiles] :
            {std::pair{256, 8}, {256, 32}, {264, 31}, {256, 128}, {264, 124}, {512, 64}, {2048, 16}})
-        row(0, ctas, tiles, paged, round);
+        row(0, ctas, tiles, paged, round, 0, 0, rep == 0);
     // Does a per-tile chain of compute (dependent FMAs after each tile's wait) lower the rate
     // of a grid that fills every slot? A lone CTA gives each chain's cost a tile.
     for (int spin : {0, 256, 512, 1024, 2048})
