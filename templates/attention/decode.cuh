@@ -99,30 +99,11 @@ FLASHJIT_DEVICE void FillRopeTable(const DecodeParams& p, DecodeRopeFreq* table)
   }
 }
 
-// Stages the CTA's query rows (16, D) into swizzled shared memory, zero past the group, with
-// RoPE at position qpos when the variant has it (`table`: RopeTable, written and synchronized).
-template <class V>
-FLASHJIT_DEVICE void LoadQuery(const DecodeParams& p, const DecodeWorkItem& w, int qh0, int rows,
-                               int qpos, const DecodeRopeFreq* table, typename V::DTypeQ* q_smem) {
-  using T = typename V::DTypeQ;
-  constexpr int kD = V::kHeadDim, kChunks = kD / 8, kHalf = kChunks / 2;
-  const T* q = static_cast<const T*>(p.q) + w.request * p.q_stride_b;
-  for (int idx = threadIdx.x; idx < kDecodeQTile * kHalf; idx += kDecodeThreads) {
-    const int row = idx / kHalf, c = idx % kHalf;
-    Vec<T, 8> a = {}, b = {};
-    if (row < rows) {
-      const T* src = q + (qh0 + row) * p.q_stride_h;
-      a = LoadVec<T, 8>(src + c * 8);
-      b = LoadVec<T, 8>(src + (c + kHalf) * 8);
-      if constexpr (V::kRope) RopeChunkPair(qpos, table, c, a, b);
-    }
-    *reinterpret_cast<Vec<T, 8>*>(q_smem + SwizzledChunk<kChunks>(row, c) * 8) = a;
-    *reinterpret_cast<Vec<T, 8>*>(q_smem + SwizzledChunk<kChunks>(row, c + kHalf) * 8) = b;
-  }
-}
-
-// A persistent CTA's next query tile, held in registers while the current unit's last tile is
-// computed (its load is then off the unit boundary's path): this thread's chunks of LoadQuery.
+// A CTA's query tile (16 rows of D, zero past the group) in this thread's registers: Load
+// issues the loads, Store writes the tile into swizzled shared memory (RoPE at qpos when the
+// variant has it). A CTA loads its first query before the page ids of its first tiles, so that
+// the query's loads do not queue in the memory system behind the prologue's K/V copies (session
+// 28); a persistent CTA loads its next unit's query during the current unit's last tile.
 template <class V>
 struct QueryRegs {
   using T = typename V::DTypeQ;
@@ -144,7 +125,7 @@ struct QueryRegs {
     }
   }
 
-  // Writes the tile into q_smem as LoadQuery does (RoPE at qpos when the variant has it).
+  // Writes the tile into q_smem (`table`: RopeTable, written and synchronized, when kRope).
   FLASHJIT_DEVICE void Store(int qpos, const DecodeRopeFreq* table, T* q_smem) {
     constexpr int kD = V::kHeadDim, kChunks = kD / 8;
 #pragma unroll
@@ -226,6 +207,13 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   DecodeRopeFreq* rope_table = V::kRope ? RopeTable<V>(smem) : nullptr;
   if constexpr (V::kRope) FillRopeTable<V>(p, rope_table);
 
+  // The compute side's first unit, whose query's loads go out before the issue side's page ids.
+  DecodeUnit cu = first, cnext;
+  DecodeUnitView v;
+  v.Set(p, cu);
+  QueryRegs<V> next_q;  // the first unit's query, later the next unit's
+  next_q.Load(p, cu.w.request, v.qh0, v.rows);
+
   // Issue side: the unit whose tiles are being issued, the next tile of it, and the unit after
   // it (read when the cursor entered `iu`).
   DecodeUnit iu = first, inext;
@@ -281,14 +269,11 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   }
 
   // Compute side: the unit whose tiles are computed, and the one after it.
-  DecodeUnit cu = first, cnext;
   if (cu.next >= 0) cnext = LoadUnit(p.units + cu.next);
-  DecodeUnitView v;
-  v.Set(p, cu);
   DecodeMergeItem merge_item = {};
   if (cu.w.merge >= 0 && p.merge_counters) merge_item = p.merge_items[cu.w.merge];
   if constexpr (V::kRope) __syncthreads();  // the RoPE table
-  LoadQuery<V>(p, cu.w, v.qh0, v.rows, v.qpos, rope_table, q_smem);
+  next_q.Store(v.qpos, rope_table, q_smem);
   __syncthreads();
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -305,7 +290,6 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   };
   start_unit();
 
-  QueryRegs<V> next_q;
   DecodeUnitView nv;
   int c_tile = 0;
   int g = 0;
@@ -439,9 +423,11 @@ __device__ void decode_attention(const DecodeParams& p) {
   if constexpr (V::kStamps) {
     if (threadIdx.x == 0) stamp.Mark(5);
   }
+  QueryRegs<V> query;
+  query.Load(p, w.request, qh0, rows);
 
   // Prologue: the page ids of the first kStages - 1 tiles (all loads in flight together), their
-  // copies, the page ids of the next tile, then the query.
+  // copies, the page ids of the next tile, then the query (loaded above) into shared memory.
   if constexpr (V::kFastIndex)
     loader.InitItem(p, w);
   else
@@ -484,7 +470,7 @@ __device__ void decode_attention(const DecodeParams& p) {
     if (threadIdx.x == 0) stamp.Mark(1);
   }
   if constexpr (V::kRope) __syncthreads();  // the RoPE table
-  LoadQuery<V>(p, w, qh0, rows, qpos, rope_table, q_smem);
+  query.Store(qpos, rope_table, q_smem);
   __syncthreads();
 
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
