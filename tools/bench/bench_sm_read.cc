@@ -244,19 +244,22 @@ int main(int argc, char** argv) {
   Check(d->cuMemAlloc(&table, pages * sizeof(int)), "cuMemAlloc");
   Check(d->cuMemcpyHtoD(table, order.data(), pages * sizeof(int)), "cuMemcpyHtoD");
 
-  // One row: entry e over `ctas` CTAs of `tiles` tiles each; calls rotate over the cache so
-  // that a call reads no page the previous calls left in the 60 MB L2.
   // Each CTA's record (its first logical page) for the rows that read one: 8 ints a CTA.
   std::vector<int> record_words(static_cast<size_t>(kMaxRecordCtas) * 8, 0);
   CUdeviceptr records = 0;
   Check(d->cuMemAlloc(&records, record_words.size() * sizeof(int)), "cuMemAlloc");
   int records_tiles = -1;  // the tiles a CTA the records hold
+  // One row: entry e over `ctas` CTAs of `tiles` tiles each; calls rotate over the cache so
+  // that a call reads no page the previous calls left in the 60 MB L2.
   auto row = [&](int e, int ctas, int tiles, bool paged, const std::string& what, int spin = 0,
                  int with_records = 0,  // 0: none, 1: read, 2: read and ready one wave ahead
                  bool stamp = false) {
     const int stages = e % 2 == 0 ? 3 : 6;
     const uint64_t span = static_cast<uint64_t>((ctas + kHeads - 1) / kHeads) * tiles * 4;
     const uint64_t regions = std::max<uint64_t>(1, pages / span);
+    if (with_records && ctas > kMaxRecordCtas)
+      throw std::runtime_error(
+          fmt::format("sm_read: {} CTAs read records; at most {}", ctas, kMaxRecordCtas));
     CUdeviceptr pt = paged ? table : 0, rec = with_records ? records : 0;
     if (with_records && records_tiles != tiles) {
       for (int c = 0; c < kMaxRecordCtas; ++c) record_words[c * 8] = (c / kHeads) * tiles * 4;
@@ -291,8 +294,7 @@ int main(int argc, char** argv) {
       stamp_buf = 0;
       const std::string path =
           fmt::format("{}/stamps-{}x{}{}.txt", stamp_dir, ctas, tiles, paged ? "-paged" : "");
-      if (FILE* f =
-              std::fopen(path.c_str(), what.find("round 1") != std::string::npos ? "w" : "a")) {
+      if (FILE* f = std::fopen(path.c_str(), "w")) {
         for (int c = 0; c < ctas; ++c)
           fmt::print(f, "cta {} sm {} entry {} first {} end {}\n", c, h[c * 4 + 3], h[c * 4],
                      h[c * 4 + 1], h[c * 4 + 2]);
