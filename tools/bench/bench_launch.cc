@@ -31,10 +31,6 @@ namespace {
 
 constexpr unsigned kGrid = 128, kBlock = 256;
 
-void Check(CUresult rc, const char* what) {
-  if (rc != CUDA_SUCCESS) throw std::runtime_error(runtime::CudaStatus(rc, what).ToString());
-}
-
 // A kernel with a by-value struct of `bytes` (a pointer and padding) as its one parameter.
 std::string Source() {
   std::string s = R"(
@@ -65,18 +61,18 @@ double HostMicros(const std::function<void()>& launch, const runtime::DriverApi*
   std::vector<double> reps;
   for (int rep = 0; rep < 3; ++rep) {
     const int m = 10000;
-    Check(d->cuCtxSynchronize(), "sync");
+    bench::CheckDriver(d->cuCtxSynchronize(), "sync");
     auto t0 = Clock::now();
     for (int i = 0; i < m; ++i) {
       launch();
       if (i % 1024 == 1023) {  // keep the queue short: a full queue blocks the enqueue
         auto a = Clock::now();
-        Check(d->cuCtxSynchronize(), "sync");
+        bench::CheckDriver(d->cuCtxSynchronize(), "sync");
         t0 += Clock::now() - a;
       }
     }
     auto t1 = Clock::now();
-    Check(d->cuCtxSynchronize(), "sync");
+    bench::CheckDriver(d->cuCtxSynchronize(), "sync");
     reps.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count() / m);
   }
   std::sort(reps.begin(), reps.end());
@@ -102,7 +98,7 @@ int main(int argc, char** argv) {
   std::memcpy(block, &sink, sizeof(sink));
   void* args[] = {block};
   auto plain = [&](int entry) {
-    Check(
+    bench::CheckDriver(
         d->cuLaunchKernel(k.function(entry), kGrid, 1, 1, kBlock, 1, 1, 0, nullptr, args, nullptr),
         "cuLaunchKernel");
   };
@@ -119,7 +115,8 @@ int main(int argc, char** argv) {
     lc.blockDimY = lc.blockDimZ = 1;
     lc.attrs = cluster > 0 ? &attr : nullptr;
     lc.numAttrs = cluster > 0 ? 1 : 0;
-    Check(d->cuLaunchKernelEx(&lc, k.function(entry), args, nullptr), "cuLaunchKernelEx");
+    bench::CheckDriver(d->cuLaunchKernelEx(&lc, k.function(entry), args, nullptr),
+                       "cuLaunchKernelEx");
   };
   auto runtime_launch = [&](unsigned cluster) {
     runtime::LaunchConfig cfg;

@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <numeric>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -34,10 +36,6 @@ namespace {
 
 constexpr int kTileBytes = 32768, kHeads = 8, kPageBytes = 65536, kTiles = 256;
 constexpr int kMaxRecordCtas = 2048;
-
-void Check(CUresult rc, const char* what) {
-  if (rc != CUDA_SUCCESS) throw std::runtime_error(runtime::CudaStatus(rc, what).ToString());
-}
 
 std::string Source() {
   return R"(
@@ -194,10 +192,10 @@ CUtensorMap CacheMap(void* base, uint64_t pages) {
   const cuuint64_t dims[5] = {128, kHeads, 16, 2, pages};
   const cuuint64_t strides[4] = {256, 2048, 32768, kPageBytes};  // bytes, dims 1-4
   const cuuint32_t box[5] = {64, 1, 16, 1, 1}, unit[5] = {1, 1, 1, 1, 1};
-  Check(encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 5, base, dims, strides, box, unit,
-               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-               CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
-        "cuTensorMapEncodeTiled");
+  bench::CheckDriver(encode(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 5, base, dims, strides, box,
+                            unit, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                     "cuTensorMapEncodeTiled");
   return map;
 }
 
@@ -218,36 +216,34 @@ int main(int argc, char** argv) {
   const int max_ctas = 264;
   const uint64_t pages = static_cast<uint64_t>(max_ctas / kHeads) * kTiles * 4;
   CUdeviceptr base = 0, sink = 0;
-  Check(d->cuMemAlloc(&base, pages * kPageBytes), "cuMemAlloc");
-  Check(d->cuMemsetD8(base, 0x3c, pages * kPageBytes), "cuMemsetD8");
-  Check(d->cuMemAlloc(&sink, max_ctas * sizeof(float)), "cuMemAlloc");
+  bench::CheckDriver(d->cuMemAlloc(&base, pages * kPageBytes), "cuMemAlloc");
+  bench::CheckDriver(d->cuMemsetD8(base, 0x3c, pages * kPageBytes), "cuMemsetD8");
+  bench::CheckDriver(d->cuMemAlloc(&sink, max_ctas * sizeof(float)), "cuMemAlloc");
   CUtensorMap map = CacheMap(reinterpret_cast<void*>(base), pages);
 
   int sms = 0;
   CUdevice dev;
-  Check(d->cuDeviceGet(&dev, 0), "cuDeviceGet");
-  Check(d->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev), "attr");
+  bench::CheckDriver(d->cuDeviceGet(&dev, 0), "cuDeviceGet");
+  bench::CheckDriver(d->cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev),
+                     "attr");
   for (int e = 0; e < 4; ++e) {
-    Check(d->cuFuncSetAttribute(k.function(e), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                                SmemBytes(e)),
-          "cuFuncSetAttribute");
+    bench::CheckDriver(
+        d->cuFuncSetAttribute(k.function(e), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                              SmemBytes(e)),
+        "cuFuncSetAttribute");
   }
   // A random order of the cache's pages (decode's bench places pages at random).
   std::vector<int> order(pages);
-  for (uint64_t i = 0; i < pages; ++i) order[i] = static_cast<int>(i);
-  uint64_t rng = 0x9e3779b97f4a7c15ull;
-  for (uint64_t i = pages - 1; i > 0; --i) {
-    rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
-    std::swap(order[i], order[rng % (i + 1)]);
-  }
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937(7));
   CUdeviceptr table = 0;
-  Check(d->cuMemAlloc(&table, pages * sizeof(int)), "cuMemAlloc");
-  Check(d->cuMemcpyHtoD(table, order.data(), pages * sizeof(int)), "cuMemcpyHtoD");
+  bench::CheckDriver(d->cuMemAlloc(&table, pages * sizeof(int)), "cuMemAlloc");
+  bench::CheckDriver(d->cuMemcpyHtoD(table, order.data(), pages * sizeof(int)), "cuMemcpyHtoD");
 
   // Each CTA's record (its first logical page) for the rows that read one: 8 ints a CTA.
   std::vector<int> record_words(static_cast<size_t>(kMaxRecordCtas) * 8, 0);
   CUdeviceptr records = 0;
-  Check(d->cuMemAlloc(&records, record_words.size() * sizeof(int)), "cuMemAlloc");
+  bench::CheckDriver(d->cuMemAlloc(&records, record_words.size() * sizeof(int)), "cuMemAlloc");
   int records_tiles = -1;  // the tiles a CTA the records hold
   // One row: entry e over `ctas` CTAs of `tiles` tiles each; calls rotate over the cache so
   // that a call reads no page the previous calls left in the 60 MB L2.
@@ -263,8 +259,9 @@ int main(int argc, char** argv) {
     CUdeviceptr pt = paged ? table : 0, rec = with_records ? records : 0;
     if (with_records && records_tiles != tiles) {
       for (int c = 0; c < kMaxRecordCtas; ++c) record_words[c * 8] = (c / kHeads) * tiles * 4;
-      Check(d->cuMemcpyHtoD(records, record_words.data(), record_words.size() * sizeof(int)),
-            "cuMemcpyHtoD");
+      bench::CheckDriver(
+          d->cuMemcpyHtoD(records, record_words.data(), record_words.size() * sizeof(int)),
+          "cuMemcpyHtoD");
       records_tiles = tiles;
     }
     int ahead = with_records == 2 ? 2 * sms : 0, page0 = 0;
@@ -273,9 +270,9 @@ int main(int argc, char** argv) {
     void* tma_args[] = {&map, &page0, &tiles, &sink};
     auto launch = [&](int i) {
       page0 = static_cast<int>((static_cast<uint64_t>(i) % regions) * span);
-      Check(d->cuLaunchKernel(k.function(e), ctas, 1, 1, 128, 1, 1, SmemBytes(e), nullptr,
-                              e < 2 ? cp_args : tma_args, nullptr),
-            "cuLaunchKernel");
+      bench::CheckDriver(d->cuLaunchKernel(k.function(e), ctas, 1, 1, 128, 1, 1, SmemBytes(e),
+                                           nullptr, e < 2 ? cp_args : tma_args, nullptr),
+                         "cuLaunchKernel");
     };
     const bench::Timings tm = bench::TimeCall(launch, 20, 3);
     // FLASHJIT_SM_READ_STAMPS=DIR: one more call (after one on each other region) writes each
@@ -283,14 +280,14 @@ int main(int argc, char** argv) {
     const char* stamp_dir = std::getenv("FLASHJIT_SM_READ_STAMPS");
     if (stamp_dir && stamp) {
       const size_t words = static_cast<size_t>(ctas) * 4;
-      Check(d->cuMemAlloc(&stamp_buf, words * 8), "cuMemAlloc");
+      bench::CheckDriver(d->cuMemAlloc(&stamp_buf, words * 8), "cuMemAlloc");
       for (uint64_t i = 1; i < std::min<uint64_t>(regions, 8); ++i) launch(static_cast<int>(i));
-      Check(d->cuCtxSynchronize(), "sync");
+      bench::CheckDriver(d->cuCtxSynchronize(), "sync");
       launch(0);
-      Check(d->cuCtxSynchronize(), "sync");
+      bench::CheckDriver(d->cuCtxSynchronize(), "sync");
       std::vector<unsigned long long> h(words);
-      Check(d->cuMemcpyDtoH(h.data(), stamp_buf, words * 8), "cuMemcpyDtoH");
-      Check(d->cuMemFree(stamp_buf), "cuMemFree");
+      bench::CheckDriver(d->cuMemcpyDtoH(h.data(), stamp_buf, words * 8), "cuMemcpyDtoH");
+      bench::CheckDriver(d->cuMemFree(stamp_buf), "cuMemFree");
       stamp_buf = 0;
       const std::string path =
           fmt::format("{}/stamps-{}x{}{}.txt", stamp_dir, ctas, tiles, paged ? "-paged" : "");

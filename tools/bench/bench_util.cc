@@ -16,6 +16,10 @@
 #include "src/runtime/driver.h"
 
 namespace flashjit::bench {
+
+void CheckDriver(CUresult rc, const char* what) {
+  if (rc != CUDA_SUCCESS) throw std::runtime_error(runtime::CudaStatus(rc, what).ToString());
+}
 namespace {
 
 bool g_dry = false;

@@ -7,6 +7,7 @@
 // under `ncu -k <kernel> --launch-skip N --launch-count 1` launch N is the N-th shape's.
 #pragma once
 
+#include <cuda.h>
 #include <flashjit/engine.h>
 
 #include <functional>
@@ -21,6 +22,9 @@ namespace flashjit::bench {
 Engine& Setup(int argc, char** argv);
 bool DryRun();
 bool Once();
+
+// Throws (as runtime::CudaStatus words it) where a driver call `what` did not succeed.
+void CheckDriver(CUresult rc, const char* what);
 
 // Median time in microseconds of `fn(i)` (i = iteration, for rotating inputs), timed with CUDA
 // events around each call after `warmup` calls. In dry run, calls fn(0) once and returns 0; with
