@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 #include <random>
 #include <stdexcept>
@@ -311,6 +312,19 @@ int main(int argc, char** argv) {
                   fmt::format("{} | {:.1f} GB/s a busy SM ({} SMs, queued)",
                               bench::TimingsNote(tm, bytes), bytes / tm.queued / 1e3 / busy, busy));
   };
+  // --lone: only B=16 L=1k's default plan (one CTA a request and kv head: 128 CTAs of 16 tiles,
+  // one an SM; session 29), three rounds, at 3 and 6 stages, paged, with and without a chain of
+  // compute after each tile. Where a light kernel reads it near decode's time, decode's own
+  // chain is not what holds that plan.
+  bool lone = false;
+  for (int i = 1; i < argc; ++i) lone = lone || !std::strcmp(argv[i], "--lone");
+  if (lone) {
+    for (int rep = 0; rep < 3; ++rep)
+      for (int e : {0, 1})
+        for (int spin : {0, 256, 512})
+          row(e, 128, 16, true, fmt::format(" (round {})", rep + 1), spin);
+    return 0;
+  }
   for (int rep = 0; rep < 2; ++rep) {
     const std::string round = fmt::format(" (round {})", rep + 1);
     // How fast a CTA and an SM can read, by copy form and depth.
