@@ -291,7 +291,8 @@ int main(int argc, char** argv) {
       bench::CheckDriver(d->cuMemFree(stamp_buf), "cuMemFree");
       stamp_buf = 0;
       const std::string path =
-          fmt::format("{}/stamps-{}x{}{}.txt", stamp_dir, ctas, tiles, paged ? "-paged" : "");
+          fmt::format("{}/stamps-{}x{}{}-s{}{}.txt", stamp_dir, ctas, tiles, paged ? "-paged" : "",
+                      stages, spin ? fmt::format("-spin{}", spin) : "");
       if (FILE* f = std::fopen(path.c_str(), "w")) {
         for (int c = 0; c < ctas; ++c)
           fmt::print(f, "cta {} sm {} entry {} first {} end {}\n", c, h[c * 4 + 3], h[c * 4],
@@ -322,7 +323,7 @@ int main(int argc, char** argv) {
     for (int rep = 0; rep < 3; ++rep)
       for (int e : {0, 1})
         for (int spin : {0, 256, 512})
-          row(e, 128, 16, true, fmt::format(" (round {})", rep + 1), spin);
+          row(e, 128, 16, true, fmt::format(" (round {})", rep + 1), spin, 0, rep == 0);
     return 0;
   }
   for (int rep = 0; rep < 2; ++rep) {
