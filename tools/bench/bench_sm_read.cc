@@ -12,6 +12,8 @@
 // and paged with a chain of dependent FMAs after each tile (decode's per-tile compute stands in).
 // Calls rotate over a 2.2 GB cache, so that no call reads what the previous ones left in the
 // L2. The kernels are compiled here with NVRTC; a dry run compiles them and times nothing.
+// --lone: only B=16 L=1k's plan of one CTA a request and kv head (128 CTAs of 16 tiles, session
+// 29). FLASHJIT_SM_READ_STAMPS=DIR: rows marked for it write per-CTA stamps into DIR.
 #include <dlfcn.h>
 #include <fmt/format.h>
 
