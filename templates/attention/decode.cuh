@@ -4,12 +4,15 @@
 // Variant: DTypeQ (q, out and the tensor-core type), DTypeKV (16-bit = DTypeQ, or fp8),
 // kHeadDim, kStages, kSoftCap, kAlibi, kRope; kFastIndex (the CTA's item and head tile from the
 // launch's divisors, DecodeCtaIndexFast, and the loader's parameters read before the item);
-// kStamps (diagnostic timestamps); kSteal (pair stealing: DecodeWorkItem::pad_, session 12).
+// kStamps (diagnostic timestamps); kSteal (pair stealing: DecodeWorkItem::pad_, session 12);
+// kPageSize (0: the page size read at run time, PagedTileLoader; else that page size, compiled
+// in: FixedPageTileLoader, session 30).
 #pragma once
 
 #include "attention/decode_epilogue.cuh"
 #include "attention/decode_warp.cuh"
 #include "attention/kv_prep.cuh"
+#include "attention/paged_kv_fixed.cuh"
 #include "common/pdl.cuh"
 
 namespace flashjit::attention {
@@ -195,7 +198,7 @@ FLASHJIT_DEVICE void DecodePersistent(const DecodeParams& p, const DecodeUnit& f
   static_assert(
       DecodeEpilogueBytes(kD) - kDecodeThreads / 32 * kDecodeQTile * 8 * 4 == 2 * kTile * kD * 2,
       "the swizzled epilogue fills exactly one stage");
-  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
+  using Loader = DecodeTileLoader<V, kTile, kDecodeThreads>;
   extern __shared__ __align__(128) char smem[];
   constexpr int kRegionA = DecodePipelineBytes(kD, sizeof(TKV), kStages) > DecodeEpilogueBytes(kD)
                                ? DecodePipelineBytes(kD, sizeof(TKV), kStages)
@@ -362,7 +365,7 @@ __device__ void decode_attention(const DecodeParams& p) {
   // (DecodeWarp::kFp8RegsV, kFp8RegsK).
   constexpr bool kConvert = sizeof(TKV) == 1 && V::kRope && !DecodeRopeInRegs(kD, sizeof(TKV));
   static_assert(kStages >= 2, "the pipeline needs at least two stages");
-  using Loader = PagedTileLoader<TKV, kD, kTile, kDecodeThreads>;
+  using Loader = DecodeTileLoader<V, kTile, kDecodeThreads>;
 
   DecodeStampRegs stamp;
   if constexpr (V::kStamps) {

@@ -7,6 +7,7 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <utility>
 
 #include "src/codegen/render.h"
 #include "src/compile/compiler.h"
@@ -58,9 +59,12 @@ TEST_CASE("decode plans: the resident CTAs an SM match the compiled kernels", "[
     CHECK(ops::DecodeCtasPerSm(e.head_dim, kv_bytes) == e.ctas);
     CHECK(ops::DecodeCtasPerSm(e.head_dim, kv_bytes, true) == e.rope_ctas);
     CHECK(ops::DecodePersistentCtasPerSm(e.head_dim, kv_bytes) == e.persistent_ctas);
-    // The plain variant and the one with every knob that adds code (soft cap, ALiBi, RoPE).
-    for (const bool knobs : {false, true}) {
-      const ops::DecodeSpec spec = ops::ChooseDecode(kBf16, e.kv, e.head_dim, knobs, knobs, knobs);
+    // The plain variant and the one with every knob that adds code (soft cap, ALiBi, RoPE), with
+    // the page size read at run time and compiled in (16; 1 and 64 for the plain variant).
+    for (const auto [knobs, page] :
+         {std::pair{false, 0}, {true, 0}, {false, 16}, {true, 16}, {false, 1}, {false, 64}}) {
+      ops::DecodeSpec spec = ops::ChooseDecode(kBf16, e.kv, e.head_dim, knobs, knobs, knobs);
+      spec.page_size = static_cast<uint8_t>(page);
       auto variant = spec.ToVariant();
       REQUIRE(variant.ok());
       auto tu = codegen::Render(*variant);

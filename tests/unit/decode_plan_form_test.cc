@@ -5,10 +5,13 @@
 
 #include <catch2/catch.hpp>
 #include <cstdlib>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "src/ops/decode/decode_common.h"
 #include "src/ops/decode/decode_schedule.h"
+#include "src/ops/decode/decode_spec.h"
 #include "tests/unit/test_util.h"
 
 namespace flashjit {
@@ -359,6 +362,68 @@ TEST_CASE("decode plans in graph mode: clusters of the wrapper's one size", "[de
   CHECK(capacity(fp8) == 49 + 49 + 4);
   CHECK(long1.cluster == 0);
   CHECK(long1.merge.size() == 1);
+}
+
+}  // namespace
+}  // namespace flashjit
+
+namespace flashjit {
+namespace {
+
+// Session 30: plans compile the page size in (variant field page_size) where it is a power of
+// two up to a tile; their items must then start on a page. The schedule's items start on tile
+// multiples of each request's first key (chunks, cluster chunks, tail pieces, stealing pairs), so
+// a first key on a page (Plan rounds a window's down) keeps every item on one.
+TEST_CASE("decode plans: the page size compiled in, and items on its pages", "[decode]") {
+  if (std::getenv("FLASHJIT_DECODE_FIXED_PAGE")) {
+    WARN("FLASHJIT_DECODE_FIXED_PAGE is set: the default rule is not checked");
+    return;
+  }
+  for (int p : {1, 2, 4, 8, 16, 32, 64}) CHECK(ops::DecodeFixedPage(p) == p);
+  for (int p : {0, 3, 5, 12, 24, 48, 80, 128, 256, 1 << 20}) CHECK(ops::DecodeFixedPage(p) == 0);
+  ops::SetDecodeFixedPageForTesting(0);
+  CHECK(ops::DecodeFixedPage(16) == 0);
+  ops::SetDecodeFixedPageForTesting(-1);
+  CHECK(ops::DecodeFixedPage(16) == 16);
+  ops::DecodeSpec spec = ops::ChooseDecode(DType::kBF16, DType::kBF16, 128, false, false, false);
+  CHECK(spec.page_size == 0);  // single decode: contiguous, read at run time
+  spec.page_size = 16;
+  auto variant = spec.ToVariant();
+  REQUIRE(variant.ok());
+  CHECK(variant->name().find("_p16") != std::string::npos);
+  spec.page_size = 24;
+  CHECK(!spec.ToVariant().ok());  // not a power of two up to a tile
+
+  auto engine = test::MakeTestEngine("");
+  for (const bool steal : {false, true})
+    for (const int tail : {0, 1}) {
+      BatchDecodeConfig c;
+      c.num_qo_heads = 32;
+      c.num_kv_heads = 8;
+      c.max_batch_size = 64;
+      ops::DecodeScheduleLimits l = ops::BatchDecodeLimits(*engine, c, 132);
+      l.max_items = ops::DecodeMaxItems(c.max_batch_size, l);
+      if (tail) {
+        l.tail_fraction = 0.03;
+        l.tail_piece = 0;
+        l.tail_min_tiles = 8;
+        l.tail_min_whole_tiles = 8;
+      }
+      std::vector<ops::DecodeRequest> requests;
+      std::mt19937 rng(7 + tail);
+      std::uniform_int_distribution<int> len(1, 40000);
+      for (int b = 0; b < 24; ++b) {
+        const int n = len(rng);
+        const int first = b % 3 ? (n - 1 - 1000 > 0 ? n - 1 - 1000 : 0) : 0;  // windowed rows
+        requests.push_back({b * 100, n, first - first % 16});
+      }
+      ops::DecodeSchedule s = ops::BuildDecodeSchedule(requests, l);
+      if (steal) ops::MarkDecodeStealPairs(s, 5, 0);
+      INFO("steal " << steal << ", tail " << tail << ": " << s.work.size() << " items");
+      REQUIRE(!s.work.empty());
+      for (const attention::DecodeWorkItem& w : s.work)
+        if (w.kv_end > w.kv_start) CHECK(w.kv_start % 16 == 0);
+    }
 }
 
 }  // namespace

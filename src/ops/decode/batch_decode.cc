@@ -330,6 +330,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
         "holds its address)");
   FLASHJIT_RETURN_IF_ERROR(ops::CheckDecodeOptions(options, c.num_qo_heads, c.device));
   ops::DecodeSpec spec = ops::DecodeSpecFor(c.q_dtype, c.kv_dtype, c.head_dim, options);
+  spec.page_size = static_cast<uint8_t>(ops::DecodeFixedPage(c.page_size));
   if (c.cuda_graph && s.planned && std::memcmp(&spec, &s.spec, sizeof(spec)) != 0)
     return Status::InvalidArgument(
         "options: graph mode cannot change the kernel variant between plans (soft cap, ALiBi, "
@@ -359,6 +360,9 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
     r.kv_start = options.window_left >= 0
                      ? static_cast<int32_t>(std::max<int64_t>(0, len - 1 - options.window_left))
                      : 0;
+    // A compiled-in page size needs items on page boundaries; the kernel masks the keys below
+    // the window.
+    if (spec.page_size) r.kv_start -= r.kv_start % spec.page_size;
   }
   const int64_t nnz = batch_size > 0 ? kv_indptr[batch_size] : 0;
   int64_t max_page = -1;
@@ -379,6 +383,12 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
   if (static_cast<int32_t>(sched.work.size()) > s.cap_items)
     return Status::Internal(fmt::format("decode plan: {} work items exceed the capacity {}",
                                         sched.work.size(), s.cap_items));
+  if (spec.page_size)
+    for (const attention::DecodeWorkItem& w : sched.work)
+      if (w.kv_end > w.kv_start && w.kv_start % spec.page_size != 0)
+        return Status::Internal(
+            fmt::format("decode plan: item of request {} starts at key {}, not on a page of {}",
+                        w.request, w.kv_start, int(spec.page_size)));
   const ops::DecodePlanForm form = ops::ChooseDecodePlanForm(c, s.persistent_mode, sched, limits);
   const int64_t n_units = form.units;
   const bool persistent = form.persistent;

@@ -147,11 +147,13 @@ int DecodeKernelRegisters(int head_dim, int kv_bytes, bool persistent, bool rope
   // 60 bytes of spills), with RoPE 128 at D 64 and 228-232 at D 128 (the keys' angles and
   // words). The persistent entry (16-bit KV only): 162-167 at D 64, 218-242 at D 128, 250-255 at
   // D 256 (RoPE spills). At D 64 the extra registers of 16-bit RoPE cost no CTA: shared memory
-  // holds 4 an SM either way.
-  if (persistent) return head_dim == 64 ? 167 : head_dim == 128 ? 242 : 255;
-  if (kv_bytes == 2) return head_dim == 64 ? 124 : head_dim == 128 ? 166 : 225;
-  if (rope) return head_dim == 64 ? 128 : head_dim == 128 ? 232 : 255;
-  return head_dim == 64 ? 124 : head_dim == 128 ? 164 : 255;
+  // holds 4 an SM either way. Session 30's compiled-in page sizes (FixedPageTileLoader) take up
+  // to 2 more at D 64-128 (16-bit 168 at D 128, fp8 166, 234 with RoPE; the persistent entry 168
+  // at D 64) and up to 248 at 16-bit D 256; none changes a count of CTAs an SM.
+  if (persistent) return head_dim == 64 ? 168 : head_dim == 128 ? 242 : 255;
+  if (kv_bytes == 2) return head_dim == 64 ? 124 : head_dim == 128 ? 168 : 248;
+  if (rope) return head_dim == 64 ? 128 : head_dim == 128 ? 234 : 255;
+  return head_dim == 64 ? 124 : head_dim == 128 ? 166 : 255;
 }
 
 namespace {
@@ -260,7 +262,7 @@ void SetDecodeGraphClusterForTesting(int max) { g_graph_cluster_test.store(max <
 namespace {
 std::atomic<int> g_pdl_test{-1};
 std::atomic<unsigned long long*> g_stamps{nullptr};
-std::atomic<int> g_stamps_test{-1}, g_fast_index_test{-1}, g_steal_test{-1};
+std::atomic<int> g_stamps_test{-1}, g_fast_index_test{-1}, g_steal_test{-1}, g_fixed_page_test{-1};
 std::atomic<int64_t> g_stamps_ctas{0};
 }  // namespace
 
@@ -284,6 +286,19 @@ int DecodeFastIndexMode() {
 
 void SetDecodeFastIndexForTesting(int mode) {
   g_fast_index_test.store(mode < 0 ? -1 : (mode ? 1 : 0));
+}
+
+int DecodeFixedPage(int page_size) {
+  const int forced = g_fixed_page_test.load(std::memory_order_relaxed);
+  static const bool kNever = EnvMode("FLASHJIT_DECODE_FIXED_PAGE", {{"0", 1}}, 0) != 0;
+  const bool on = forced >= 0 ? forced != 0 : !kNever;
+  const bool fits =
+      page_size >= 1 && page_size <= attention::kDecodeTileKV && (page_size & (page_size - 1)) == 0;
+  return on && fits ? page_size : 0;
+}
+
+void SetDecodeFixedPageForTesting(int mode) {
+  g_fixed_page_test.store(mode < 0 ? -1 : (mode ? 1 : 0));
 }
 
 bool DecodeQSmem(int head_dim, DType kv_dtype) {

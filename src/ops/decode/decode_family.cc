@@ -23,6 +23,8 @@ const spec::OpFamily* DecodeFamily() {
                         "KV cache dtype: dtype_q, or fp8"),
         spec::IntField("head_dim", {64, 128, 256}, nullptr, "h", "head dimension"),
         spec::IntRangeField("stages", 2, 8, 3, "s", "cp.async pipeline depth (tiles of 64 keys)"),
+        spec::IntField("page_size", {0, 1, 2, 4, 8, 16, 32, 64}, 0, "p",
+                       "page size compiled in (0: read at run time); items start on a page"),
         spec::BoolField("soft_cap", false, "cap", "logits soft cap: cap * tanh(x / cap)"),
         spec::BoolField("alibi", false, "alibi", "ALiBi position bias"),
         spec::BoolField("rope", false, "rope", "RoPE on q and k inside the kernel"),
@@ -65,12 +67,12 @@ const spec::OpFamily* DecodeFamily() {
           "  static constexpr bool kSoftCap = {};\n  static constexpr bool kAlibi = {};\n"
           "  static constexpr bool kRope = {};\n  static constexpr bool kStamps = {};\n"
           "  static constexpr bool kFastIndex = {};\n  static constexpr bool kSteal = {};\n"
-          "  static constexpr bool kQSmem = {};\n",
+          "  static constexpr bool kQSmem = {};\n  static constexpr int kPageSize = {};\n",
           spec::CxxType(s["dtype_q"].get<std::string>()),
           spec::CxxType(s["dtype_kv"].get<std::string>()), s["head_dim"].get<int>(),
           s["stages"].get<int>(), s["soft_cap"].get<bool>(), s["alibi"].get<bool>(),
           s["rope"].get<bool>(), s["stamps"].get<bool>(), s["fast_index"].get<bool>(),
-          s["steal"].get<bool>(), s["q_smem"].get<bool>());
+          s["steal"].get<bool>(), s["q_smem"].get<bool>(), s["page_size"].get<int>());
     };
     return f;
   }();
@@ -87,6 +89,7 @@ Result<VariantSpec> DecodeSpec::ToVariant() const {
                                      {"dtype_kv", std::string(DTypeName(kv_dtype))},
                                      {"head_dim", head_dim},
                                      {"stages", stages},
+                                     {"page_size", page_size},
                                      {"soft_cap", soft_cap != 0},
                                      {"alibi", alibi != 0},
                                      {"rope", rope != 0},

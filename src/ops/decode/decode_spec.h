@@ -23,6 +23,8 @@ struct DecodeSpec {
   uint8_t fast_index = 0;  // item and head tile from the launch's divisors (DecodeFastIndex)
   uint8_t steal = 0;       // pair stealing (DecodeSteal; set by BatchDecode::Plan)
   uint8_t q_smem = 0;      // Q's fragments read from shared memory per step (DecodeQSmem)
+  uint8_t page_size = 0;   // compiled-in page size, 0: read at run time (DecodeFixedPage)
+  uint8_t reserved_ = 0;   // keeps the struct free of padding (FastKey hashes its bytes)
 
   Result<VariantSpec> ToVariant() const;
 };
@@ -72,6 +74,15 @@ void SetDecodeStampsBuffer(void* device_buffer, int64_t ctas);
 // FLASHJIT_DECODE_Q_SMEM: 0 = never (registers, as before session 13); unset (or anything else) = D
 // 256 only. fp8 caches read into registers keep Q's permuted fragments.
 bool DecodeQSmem(int head_dim, DType kv_dtype);
+
+// The page size a batch decode plan compiles into its kernel (variant field page_size, session
+// 30: FixedPageTileLoader, no division or stepping between a thread's rows): the wrapper's page
+// size where it is a power of two that divides a tile (1 .. 64 keys), else 0 (read at run time).
+// Plan then starts every item on a page (a sliding window's first key rounded down to a page;
+// the kernel masks by the window). Knob FLASHJIT_DECODE_FIXED_PAGE=0: always 0.
+int DecodeFixedPage(int page_size);
+// Tests: 1 / 0 force the form on / off for plans made from now on; < 0 restores the knob.
+void SetDecodeFixedPageForTesting(int mode);
 
 enum DecodeStealModes { kStealNever = 0, kStealAlways = 1, kStealAuto = 2 };
 constexpr int kDecodeStealAutoTiles = 64;
