@@ -319,11 +319,10 @@ TEST_CASE("batch decode: uniform splits merged by a thread-block cluster", "[gpu
     limits.max_items = ops::DecodeMaxItems(static_cast<int>(c.lens.size()), limits);
     limits.max_cluster = 8;
     std::vector<ops::DecodeRequest> reqs;
-    for (int len : c.lens) {
-      const int start =
-          c.options.window_left >= 0 ? std::max(0, len - 1 - c.options.window_left) : 0;
-      reqs.push_back({0, len, start});
-    }
+    for (int len : c.lens)
+      reqs.push_back(
+          {0, len,
+           ops::DecodeFirstKey(len, c.options.window_left, ops::DecodeFixedPage(c.page_size))});
     const int cluster = ops::BuildDecodeSchedule(reqs, limits).cluster;
     INFO(Describe(c) << ": cluster " << cluster);
     CHECK(cluster > 1);
@@ -343,10 +342,10 @@ int PlannedCluster(const BatchCase& c, int max_cluster) {
   limits.max_items = ops::DecodeMaxItems(static_cast<int>(c.lens.size()), limits);
   limits.max_cluster = max_cluster;
   std::vector<ops::DecodeRequest> reqs;
-  for (int len : c.lens) {
-    const int start = c.options.window_left >= 0 ? std::max(0, len - 1 - c.options.window_left) : 0;
-    reqs.push_back({0, len, start});
-  }
+  for (int len : c.lens)
+    reqs.push_back(
+        {0, len,
+         ops::DecodeFirstKey(len, c.options.window_left, ops::DecodeFixedPage(c.page_size))});
   return ops::BuildDecodeSchedule(reqs, limits).cluster;
 }
 

@@ -43,10 +43,10 @@ size_t HostPlanItems(const BatchCase& c, int sms) {
   ops::DecodeScheduleLimits l = ops::BatchDecodeLimits(TestEngine(), cfg, sms);
   l.max_items = ops::BatchDecodeMaxItems(cfg, l);
   std::vector<ops::DecodeRequest> req;
-  for (int len : c.lens) {
-    const int w = c.options.window_left;
-    req.push_back({0, len, w >= 0 ? std::max(0, len - 1 - w) : 0});
-  }
+  for (int len : c.lens)
+    req.push_back(
+        {0, len,
+         ops::DecodeFirstKey(len, c.options.window_left, ops::DecodeFixedPage(c.page_size))});
   return ops::BuildDecodeSchedule(req, l).work.size();
 }
 

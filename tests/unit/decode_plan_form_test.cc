@@ -379,8 +379,12 @@ TEST_CASE("decode plans: the page size compiled in, and items on its pages", "[d
     WARN("FLASHJIT_DECODE_FIXED_PAGE is set: the default rule is not checked");
     return;
   }
+  for (int p : {16, 32, 64}) CHECK(ops::DecodeFixedPage(p) == p);
+  for (int p : {0, 1, 2, 4, 8, 3, 5, 12, 24, 48, 80, 128, 256, 1 << 20})
+    CHECK(ops::DecodeFixedPage(p) == 0);
+  ops::SetDecodeFixedPageForTesting(1);  // every page size the variant allows
   for (int p : {1, 2, 4, 8, 16, 32, 64}) CHECK(ops::DecodeFixedPage(p) == p);
-  for (int p : {0, 3, 5, 12, 24, 48, 80, 128, 256, 1 << 20}) CHECK(ops::DecodeFixedPage(p) == 0);
+  for (int p : {3, 24, 128}) CHECK(ops::DecodeFixedPage(p) == 0);
   ops::SetDecodeFixedPageForTesting(0);
   CHECK(ops::DecodeFixedPage(16) == 0);
   ops::SetDecodeFixedPageForTesting(-1);
@@ -414,8 +418,7 @@ TEST_CASE("decode plans: the page size compiled in, and items on its pages", "[d
       std::uniform_int_distribution<int> len(1, 40000);
       for (int b = 0; b < 24; ++b) {
         const int n = len(rng);
-        const int first = b % 3 ? (n - 1 - 1000 > 0 ? n - 1 - 1000 : 0) : 0;  // windowed rows
-        requests.push_back({b * 100, n, first - first % 16});
+        requests.push_back({b * 100, n, ops::DecodeFirstKey(n, b % 3 ? 1000 : -1, 16)});
       }
       ops::DecodeSchedule s = ops::BuildDecodeSchedule(requests, l);
       if (steal) ops::MarkDecodeStealPairs(s, 5, 0);

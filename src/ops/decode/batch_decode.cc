@@ -357,12 +357,7 @@ Status BatchDecode::Plan(const int32_t* kv_indptr, const int32_t* kv_last_page_l
     ops::DecodeRequest& r = requests[b];
     r.page_begin = kv_indptr[b];
     r.kv_len = static_cast<int32_t>(len);
-    r.kv_start = options.window_left >= 0
-                     ? static_cast<int32_t>(std::max<int64_t>(0, len - 1 - options.window_left))
-                     : 0;
-    // A compiled-in page size needs items on page boundaries; the kernel masks the keys below
-    // the window.
-    if (spec.page_size) r.kv_start -= r.kv_start % spec.page_size;
+    r.kv_start = ops::DecodeFirstKey(len, options.window_left, spec.page_size);
   }
   const int64_t nnz = batch_size > 0 ? kv_indptr[batch_size] : 0;
   int64_t max_page = -1;

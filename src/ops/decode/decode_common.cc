@@ -292,8 +292,11 @@ int DecodeFixedPage(int page_size) {
   const int forced = g_fixed_page_test.load(std::memory_order_relaxed);
   static const bool kNever = EnvMode("FLASHJIT_DECODE_FIXED_PAGE", {{"0", 1}}, 0) != 0;
   const bool on = forced >= 0 ? forced != 0 : !kNever;
-  const bool fits =
-      page_size >= 1 && page_size <= attention::kDecodeTileKV && (page_size & (page_size - 1)) == 0;
+  // By default from 16 keys a page (measured); the tests' override takes every page size the
+  // variant allows.
+  const int least = forced > 0 ? 1 : 16;
+  const bool fits = page_size >= least && page_size <= attention::kDecodeTileKV &&
+                    (page_size & (page_size - 1)) == 0;
   return on && fits ? page_size : 0;
 }
 

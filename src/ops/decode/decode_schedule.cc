@@ -102,6 +102,11 @@ void SetDecodeChunkForTesting(int64_t keys) {
   g_chunk_for_testing.store(keys > 0 ? keys : 0, std::memory_order_relaxed);
 }
 
+int32_t DecodeFirstKey(int64_t kv_len, int32_t window_left, int fixed_page) {
+  const int64_t first = window_left >= 0 ? std::max<int64_t>(0, kv_len - 1 - window_left) : 0;
+  return static_cast<int32_t>(fixed_page > 0 ? first - first % fixed_page : first);
+}
+
 int32_t DecodeMaxItems(int32_t max_batch, const DecodeScheduleLimits& limits, int extra_waves) {
   // The chooser rarely takes more than about four waves of split items beyond one per request.
   const int64_t per_wave = std::max(1, limits.slots / std::max(1, limits.ctas_per_item));

@@ -16,6 +16,12 @@ struct DecodeRequest {
   int32_t kv_start = 0;  // first key any query can see (sliding window), <= kv_len
 };
 
+// A request's first key any item reads: the window's first (window_left >= 0: kv_len - 1 -
+// window_left, at least 0), else 0; rounded down to a page where the plan's kernel has its page
+// size compiled in (fixed_page > 0: FixedPageTileLoader reads tiles from a page's start; the
+// kernel masks the keys below the window).
+int32_t DecodeFirstKey(int64_t kv_len, int32_t window_left, int fixed_page);
+
 struct DecodeScheduleLimits {
   int ctas_per_item = 1;  // kv heads x query tiles: CTAs launched per work item
   int slots = 264;        // CTAs the GPU runs at once (SMs x CTAs per SM)
