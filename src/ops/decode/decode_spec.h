@@ -83,7 +83,9 @@ bool DecodeQSmem(int head_dim, DType kv_dtype);
 // heads D 128 page 16 -0.1 to -2.6 % on all 16 shapes, fp8 -2.0 to -3.7 % on 3 of 4 (+1.9 % at
 // B=64 L=4k), the production configurations at page 16 and 64 -0.2 to -4.5 % but for 4 rows
 // level or +0.5 to +0.9 %; page 1 +0.4 to +3.6 % at B >= 64 (so the variant allows 1 .. 64, the
-// default takes 16 .. 64). Knob FLASHJIT_DECODE_FIXED_PAGE=0: always 0.
+// default takes 16 .. 64). Call 4: page 32 -0.1 to -4.5 % on all 16 bf16 shapes, Gemma-2 with
+// its window -0.4 to -1.4 %, in-kernel RoPE -2 to -11 % at D 128 and up to -9 % at D 256.
+// Knob FLASHJIT_DECODE_FIXED_PAGE=0: always 0.
 int DecodeFixedPage(int page_size);
 // Tests: 1 forces the form for every page size the variant allows (powers of two 1 .. 64), 0
 // never, for plans made from now on; < 0 restores the knob.
