@@ -20,16 +20,14 @@ namespace flashjit::attention {
 
 template <class TKV, int kHeadDim, int kTile, int kThreads, int kPageSize>
 struct FixedPageTileLoader {
-  static constexpr int kChunks = kHeadDim * static_cast<int>(sizeof(TKV)) / 16;  // per row
-  static constexpr int kRowsPerPass = kThreads / kChunks;
-  static constexpr int kRows = kTile / kRowsPerPass;  // rows per thread
-  static_assert(kThreads % kChunks == 0 && kTile % kRowsPerPass == 0, "tile does not divide");
-  static constexpr int kTileBytes = kTile * kHeadDim * static_cast<int>(sizeof(TKV));
+  // The tile's geometry and shared-memory layout: PagedTileLoader's.
+  using Paged = PagedTileLoader<TKV, kHeadDim, kTile, kThreads>;
+  static constexpr int kChunks = Paged::kChunks, kRowsPerPass = Paged::kRowsPerPass;
+  static constexpr int kRows = Paged::kRows, kTileBytes = Paged::kTileBytes;
+  static constexpr bool kSwizzleInvariant = Paged::kSwizzleInvariant;
   static_assert(kPageSize >= 1 && kPageSize <= kTile && kTile % kPageSize == 0 &&
                     (kPageSize & (kPageSize - 1)) == 0,
                 "a fixed page size is a power of two that divides the tile");
-  static constexpr int kSwizzleRows = kChunks < 8 ? kChunks : 8;
-  static constexpr bool kSwizzleInvariant = kRowsPerPass % kSwizzleRows == 0;
   // Rows of a thread that share a page, the page ids it reads a tile, and the page-table entries
   // between consecutive ones.
   static constexpr int kRowsPerId = kRowsPerPass >= kPageSize ? 1 : kPageSize / kRowsPerPass;
@@ -95,11 +93,11 @@ struct FixedPageTileLoader {
     const int left = kv_end - tile_start - row0;
 #pragma unroll
     for (int i = 0; i < kRows; ++i) {
-      constexpr int kStepTokens = kRowsPerPass;  // tokens between a page's rows of this thread
       const int row = row0 + i * kRowsPerPass;
+      // a page's rows of this thread lie kRowsPerPass tokens apart
       const uint64_t off =
           static_cast<uint64_t>(rows.page[i / kRowsPerId]) * page_stride_bytes +
-          static_cast<uint64_t>(token_stride_bytes) * ((i % kRowsPerId) * kStepTokens);
+          static_cast<uint64_t>(token_stride_bytes) * ((i % kRowsPerId) * kRowsPerPass);
       const int dst = kSwizzleInvariant ? SwizzledChunk<kChunks>(row0, chunk) * 16 +
                                               i * kRowsPerPass * kChunks * 16
                                         : SwizzledChunk<kChunks>(row, chunk) * 16;

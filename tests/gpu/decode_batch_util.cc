@@ -154,6 +154,16 @@ PlanHeader DownloadPlanHeader(const DeviceBuffer& ws) {
   return {words[0], words[1], words[2], words[3], words[4]};
 }
 
+std::vector<attention::DecodeWorkItem> DownloadPlanWork(const DeviceBuffer& ws) {
+  const PlanHeader h = DownloadPlanHeader(ws);
+  constexpr size_t kHeader = ops::kDecodePlanHeaderBytes, kItem = sizeof(attention::DecodeWorkItem);
+  std::vector<char> raw(kHeader + std::max(0, h.work) * kItem);
+  ws.Download(raw.data(), raw.size());
+  std::vector<attention::DecodeWorkItem> work(std::max(0, h.work));
+  std::copy_n(raw.data() + kHeader, work.size() * kItem, reinterpret_cast<char*>(work.data()));
+  return work;
+}
+
 void RunBatch(BatchCase c, std::mt19937& rng) {
   const int hq = c.num_qo_heads, d = c.head_dim, b = static_cast<int>(c.lens.size());
   PagedCache pc = BuildCache(c, rng);

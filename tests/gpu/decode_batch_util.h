@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "attention/decode_params.cuh"
 #include "tests/gpu/decode_test_util.h"
 
 namespace flashjit::test {
@@ -66,6 +67,8 @@ struct PlanHeader {
   int32_t work = 0, merge = 0, persistent_ctas = 0, kernel_merge = 0, cluster = 0;
 };
 PlanHeader DownloadPlanHeader(const DeviceBuffer& ws);
+// The plan's work items (the header's count of them, read after a sync).
+std::vector<attention::DecodeWorkItem> DownloadPlanWork(const DeviceBuffer& ws);
 
 // Plans and runs the case on fresh random q (and sinks), then compares output and LSE with the
 // fp64 reference; checks the plan's persistent form where the case asks (expect_persistent).

@@ -30,18 +30,12 @@ void CheckItemsOnPages(const BatchCase& c, std::mt19937& rng) {
   if (DryRun()) return;
   PagedCache pc = BuildCache(c, rng);
   PlannedCase planned = PlanCase(c, pc, c.options);
-  const PlanHeader h = DownloadPlanHeader(planned.ws);
-  constexpr size_t kHeader = ops::kDecodePlanHeaderBytes;
-  std::vector<char> raw(kHeader + std::max(1, h.work) * sizeof(attention::DecodeWorkItem));
-  planned.ws.Download(raw.data(), raw.size());
+  const std::vector<attention::DecodeWorkItem> work = DownloadPlanWork(planned.ws);
   int off_page = 0;
-  for (int i = 0; i < h.work; ++i) {
-    attention::DecodeWorkItem w;
-    std::copy_n(raw.data() + kHeader + i * sizeof(w), sizeof(w), reinterpret_cast<char*>(&w));
+  for (const attention::DecodeWorkItem& w : work)
     off_page += w.kv_end > w.kv_start && w.kv_start % c.page_size != 0;
-  }
-  INFO(Describe(c) << ": work items " << h.work);
-  CHECK(h.work > 0);
+  INFO(Describe(c) << ": work items " << work.size());
+  CHECK(!work.empty());
   CHECK(off_page == 0);
 }
 

@@ -42,16 +42,11 @@ void RunStealing(BatchCase c, std::mt19937& rng, int runs, bool expect_pairs) {
   const std::string what = Describe(c);
   if (!DryRun()) {
     const PlanHeader h = DownloadPlanHeader(ws);
-    std::vector<attention::DecodeWorkItem> work(std::max(1, h.work));
-    constexpr size_t kHeader = ops::kDecodePlanHeaderBytes;
-    std::vector<char> raw(kHeader + work.size() * sizeof(attention::DecodeWorkItem));
-    ws.Download(raw.data(), raw.size());
-    std::copy_n(raw.data() + kHeader, work.size() * sizeof(attention::DecodeWorkItem),
-                reinterpret_cast<char*>(work.data()));
+    const std::vector<attention::DecodeWorkItem> work = DownloadPlanWork(ws);
     int front = 0, back = 0;
-    for (int i = 0; i < h.work; ++i) {
-      front += (work[i].pad_ & 3) == attention::kDecodeStealFront;
-      back += (work[i].pad_ & 3) == attention::kDecodeStealBack;
+    for (const attention::DecodeWorkItem& w : work) {
+      front += (w.pad_ & 3) == attention::kDecodeStealFront;
+      back += (w.pad_ & 3) == attention::kDecodeStealBack;
     }
     INFO(what << ": work items " << h.work << ", merges " << h.merge << ", pairs " << front);
     CHECK(front == back);
