@@ -56,11 +56,14 @@ struct DecodeWarp {
   static constexpr bool kQSmem = V::kQSmem && !kFp8RegsK;
 
   uint32_t q_frag[kQSmem ? 1 : kD / 16][4];  // A fragments of Q          (16, D)
-  const T* q_rows;                           // kQSmem: the swizzled Q rows (16, D)
-  float o[kD / 8][4];                        // C fragments of O          (16, D)
-  float m[2], l[2];                          // rows lane/4, lane/4 + 8
-  float slope[2];                            // ALiBi slope of those rows
-  float q_unscale[2];                        // kScaledQ: q.k = (q * 2^s).k * q_unscale, rows
+  // 16-bit tiles: byte offsets of this lane's ldmatrix rows for k steps 4q + m (m = 0..3; step
+  // 4q + m adds 128 q bytes: the swizzle XORs only the low 3 bits of a row's chunk index).
+  int k_off[4], v_off[4];
+  const T* q_rows;     // kQSmem: the swizzled Q rows (16, D)
+  float o[kD / 8][4];  // C fragments of O          (16, D)
+  float m[2], l[2];    // rows lane/4, lane/4 + 8
+  float slope[2];      // ALiBi slope of those rows
+  float q_unscale[2];  // kScaledQ: q.k = (q * 2^s).k * q_unscale, rows
   using RopeAngles = RopeKeyFragAngles<kD, TKV>;
   struct None {};
   typename Select<kRopeRegs, RopeAngles, None>::type rope;  // kRopeRegs: the keys' angles
@@ -84,6 +87,12 @@ struct DecodeWarp {
   FLASHJIT_DEVICE void Init(const T* q_smem, const DecodeRopeFreq* table = nullptr) {
     const int lane = threadIdx.x % 32;
     q_rows = q_smem;
+#pragma unroll
+    for (int m = 0; m < 4; ++m) {
+      const int kr = (lane / 16) * 8 + lane % 8, vr = ((lane / 8) % 2) * 8 + lane % 8;
+      k_off[m] = SwizzledChunk<kChunks>(kr, m * 2 + (lane / 8) % 2) * 16;
+      v_off[m] = SwizzledChunk<kChunks>(vr, m * 2 + lane / 16) * 16;
+    }
     rope_table = table;
     if constexpr (kRopeRegs) rope.Init();
     if constexpr (kQSmem) {
@@ -231,12 +240,11 @@ struct DecodeWarp {
         }
       }
     } else {
-      const T* k_rows = static_cast<const T*>(k_src);
+      const char* k_rows = static_cast<const char*>(k_src);
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         uint32_t b[4];
-        const int row = (lane / 16) * 8 + lane % 8;
-        LdMatrixX4(b, k_rows + SwizzledChunk<kChunks>(row, kk * 2 + (lane / 8) % 2) * 8);
+        LdMatrixX4(b, k_rows + k_off[kk & 3] + 128 * (kk >> 2));
         if constexpr (kQSmem) {
           uint32_t a[4];
           LdMatrixX4(a, q_rows + SwizzledChunk<kChunks>(lane % 16, kk * 2 + lane / 16) * 8);
@@ -304,12 +312,11 @@ struct DecodeWarp {
         Fp8PvTile<3>(p_frag, i * 4 + 3, w[0][i], w[1][i], w[2][i], w[3][i]);
       }
     } else {
-      const T* v_rows = static_cast<const T*>(v_src);
+      const char* v_rows = static_cast<const char*>(v_src);
 #pragma unroll
       for (int nn = 0; nn < kD / 16; ++nn) {
         uint32_t b[4];
-        const int row = ((lane / 8) % 2) * 8 + lane % 8;
-        LdMatrixX4Trans(b, v_rows + SwizzledChunk<kChunks>(row, nn * 2 + lane / 16) * 8);
+        LdMatrixX4Trans(b, v_rows + v_off[nn & 3] + 128 * (nn >> 2));
         MmaM16N8K16<T>(o[2 * nn], p_frag, b[0], b[1]);
         MmaM16N8K16<T>(o[2 * nn + 1], p_frag, b[2], b[3]);
       }
