@@ -59,6 +59,11 @@ struct DecodeWarp {
   // 16-bit tiles: byte offsets of this lane's ldmatrix rows for k steps 4q + m (m = 0..3; step
   // 4q + m adds 128 q bytes: the swizzle XORs only the low 3 bits of a row's chunk index).
   int k_off[4], v_off[4];
+  // fp8 tiles (kFp8Offsets): byte offsets of this lane's 16-byte K loads (nt * kFp8KLoads + i)
+  // and of its V loads (row r's chunk c at r * kFp8VLoads + c), held for the whole kernel.
+  static constexpr bool kFp8Offsets = kFp8RegsK && !kRopeRegs && kD <= 128;
+  static constexpr int kFp8KLoads = kD / 64, kFp8VLoads = kD >= 128 ? kD / 128 : 1;
+  int fk_off[kFp8Offsets ? 2 * kFp8KLoads : 1], fv_off[kFp8Offsets ? 4 * kFp8VLoads : 1];
   const T* q_rows;     // kQSmem: the swizzled Q rows (16, D)
   float o[kD / 8][4];  // C fragments of O          (16, D)
   float m[2], l[2];    // rows lane/4, lane/4 + 8
@@ -96,6 +101,28 @@ struct DecodeWarp {
       // at every step (about 60 of a bf16 D 128 tile's 420 instructions). Not at D 256, whose
       // registers are full (88 bytes of spills with them held).
       if constexpr (kD <= 128) asm volatile("" : "+r"(k_off[m]), "+r"(v_off[m]));
+    }
+    if constexpr (kFp8Offsets) {
+      const int g = lane / 4, t = lane % 4;
+#pragma unroll
+      for (int nt = 0; nt < 2; ++nt)
+#pragma unroll
+        for (int i = 0; i < kFp8KLoads; ++i) {
+          int& off = fk_off[nt * kFp8KLoads + i];
+          off = SwizzledChunk<kFp8Chunks>(nt * 8 + g, t * kFp8KLoads + i) * 16;
+          asm volatile("" : "+r"(off));  // as k_off
+        }
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int key = 2 * t + (r & 1) + (r >> 1) * 8;
+#pragma unroll
+        for (int c = 0; c < kFp8VLoads; ++c) {
+          int& off = fv_off[r * kFp8VLoads + c];
+          off = kD >= 128 ? SwizzledChunk<kFp8Chunks>(key, g * kFp8VLoads + c) * 16
+                          : SwizzledChunk<kFp8Chunks>(key, g / 2) * 16 + (g % 2) * 8;
+          asm volatile("" : "+r"(off));
+        }
+      }
     }
     rope_table = table;
     if constexpr (kRopeRegs) rope.Init();
@@ -233,7 +260,9 @@ struct DecodeWarp {
 #pragma unroll
         for (int i = 0; i < kPerThread; ++i) {
           const uint4 c = *reinterpret_cast<const uint4*>(
-              rows + SwizzledChunk<kFp8Chunks>(nt * 8 + g, t * kPerThread + i) * 16);
+              rows + (kFp8Offsets
+                          ? fk_off[nt * kFp8KLoads + i]
+                          : SwizzledChunk<kFp8Chunks>(nt * 8 + g, t * kPerThread + i) * 16));
           const uint32_t w[4] = {c.x, c.y, c.z, c.w};
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
@@ -295,7 +324,8 @@ struct DecodeWarp {
 #pragma unroll
           for (int c = 0; c < kBytes / 16; ++c) {
             const uint4 x = *reinterpret_cast<const uint4*>(
-                rows + SwizzledChunk<kFp8Chunks>(key, g * (kBytes / 16) + c) * 16);
+                rows + (kFp8Offsets ? fv_off[r * kFp8VLoads + c]
+                                    : SwizzledChunk<kFp8Chunks>(key, g * (kBytes / 16) + c) * 16));
             w[r][c * 4 + 0] = x.x;
             w[r][c * 4 + 1] = x.y;
             w[r][c * 4 + 2] = x.z;
@@ -303,7 +333,8 @@ struct DecodeWarp {
           }
         } else {
           const uint2 x = *reinterpret_cast<const uint2*>(
-              rows + SwizzledChunk<kFp8Chunks>(key, g / 2) * 16 + (g % 2) * 8);
+              rows +
+              (kFp8Offsets ? fv_off[r] : SwizzledChunk<kFp8Chunks>(key, g / 2) * 16 + (g % 2) * 8));
           w[r][0] = x.x;
           w[r][1] = x.y;
         }
