@@ -59,11 +59,6 @@ struct DecodeStampRegs {
   }
 };
 
-// Whether the one-unit kernel's main loop is unrolled by its stage count (a tile's stage then
-// known at compile time): up to 4 stages, so that the loop's code stays within a few thousand
-// instructions.
-FLASHJIT_HD constexpr bool DecodeUnrollStages(int stages) { return stages <= 4; }
-
 // The work item of this CTA: from the plan, or the uniform split of a single request.
 template <bool kFastIndex = false>
 FLASHJIT_DEVICE DecodeWorkItem ThisWorkItem(const DecodeParams& p, int item) {
@@ -492,75 +487,64 @@ __device__ void decode_attention(const DecodeParams& p) {
     state.slope[0] = state.slope[1] = 0.f;
   }
 
-  // Main loop: wait for tile t, refill the stage freed by tile t - 1, compute tile t. Unrolled
-  // by kStages where that is short enough (DecodeUnrollStages), so that tile t's stage is the
-  // compile-time s and every shared-memory address of the copies and the ldmatrix reads is a
-  // register fixed for the kernel plus an immediate.
-  constexpr int kUnroll = DecodeUnrollStages(kStages) ? kStages : 1;
-  for (int t = 0; t < n_tiles;) {
-#pragma unroll
-    for (int s = 0; s < kUnroll; ++s, ++t) {
-      if (kUnroll > 1 && t >= n_tiles) break;
-      const int stage = kUnroll > 1 ? s : t % kStages;
-      if constexpr (V::kSteal) {
-        if (pending && threadIdx.x == 0) {  // the region's tiles the last claim got
-          const int lo = static_cast<int>(claim_old & 0xffffffffu);
-          const int hi = static_cast<int>(claim_old >> 32);
-          claim_box[t & 1] = min(kDecodeStealSpan, max(0, (w.pad_ >> 2) - lo - hi));
-        }
-      }
-      CpAsyncWait<kStages - 2>();
-      __syncthreads();
-      if constexpr (V::kStamps) {
-        if (t == 0 && threadIdx.x == 0) stamp.Mark(2);
-      }
-      if constexpr (V::kSteal) {
-        if (pending) {
-          const int got = claim_box[t & 1];
-          n_tiles += got;
-          open = got == kDecodeStealSpan;
-          pending = false;
-        }
-        if (open && n_tiles - t <= kStages + kDecodeStealSpan) {
-          if (threadIdx.x == 0)
-            claim_old = atomicAdd(claim_word,
-                                  role == kDecodeStealFront
-                                      ? static_cast<unsigned long long>(kDecodeStealSpan)
-                                      : static_cast<unsigned long long>(kDecodeStealSpan) << 32);
-          pending = true;
-        }
-      }
-      const int next = t + kStages - 1;
-      const int next_stage = kUnroll > 1 ? (s + kStages - 1) % kStages : next % kStages;
-      if (next < n_tiles) {
-        loader.IssueTile(tile_pos(next), k_stage(next_stage), v_stage(next_stage));
-        if (next + 1 < n_tiles) loader.PrefetchPages(tile_pos(next + 1));
-      }
-      CpAsyncCommit();
-
-      const int key0 = tile_pos(t) + warp * 16;
-      if (key0 < w.kv_end && key0 + 16 > key_lo) {  // else nothing of this warp's 16 keys
-        const char* k_src = k_stage(stage) + warp * 16 * kD * sizeof(TKV);
-        const char* v_src = v_stage(stage) + warp * 16 * kD * sizeof(TKV);
-        const void* k_rows;
-        const void* v_rows;
-        if constexpr (kConvert) {  // keys converted and rotated in one pass; values stay fp8
-          T* k_conv = convert + warp * 16 * kD;
-          ConvertRopeRows<T, TKV, kD>(k_src, k_conv, key0, rope_table);
-          k_rows = k_conv;
-          v_rows = v_src;
-        } else {
-          k_rows = k_src;
-          v_rows = v_src;
-          if constexpr (V::kRope && sizeof(TKV) == 2) {
-            __syncwarp();
-            RopeRows<T, kD>(const_cast<T*>(static_cast<const T*>(k_rows)), key0, rope_table);
-          }
-        }
-        if constexpr (V::kRope && !DecodeWarp<V>::kRopeRegs) __syncwarp();
-        state.Step(p, k_rows, v_rows, key0, key_lo, w.kv_end, qpos);
+  // Main loop: wait for tile t, refill the stage freed by tile t - 1, compute tile t.
+  for (int t = 0; t < n_tiles; ++t) {
+    if constexpr (V::kSteal) {
+      if (pending && threadIdx.x == 0) {  // the region's tiles the last claim got
+        const int lo = static_cast<int>(claim_old & 0xffffffffu);
+        const int hi = static_cast<int>(claim_old >> 32);
+        claim_box[t & 1] = min(kDecodeStealSpan, max(0, (w.pad_ >> 2) - lo - hi));
       }
     }
+    CpAsyncWait<kStages - 2>();
+    __syncthreads();
+    if constexpr (V::kStamps) {
+      if (t == 0 && threadIdx.x == 0) stamp.Mark(2);
+    }
+    if constexpr (V::kSteal) {
+      if (pending) {
+        const int got = claim_box[t & 1];
+        n_tiles += got;
+        open = got == kDecodeStealSpan;
+        pending = false;
+      }
+      if (open && n_tiles - t <= kStages + kDecodeStealSpan) {
+        if (threadIdx.x == 0)
+          claim_old =
+              atomicAdd(claim_word, role == kDecodeStealFront
+                                        ? static_cast<unsigned long long>(kDecodeStealSpan)
+                                        : static_cast<unsigned long long>(kDecodeStealSpan) << 32);
+        pending = true;
+      }
+    }
+    const int next = t + kStages - 1;
+    if (next < n_tiles) {
+      loader.IssueTile(tile_pos(next), k_stage(next % kStages), v_stage(next % kStages));
+      if (next + 1 < n_tiles) loader.PrefetchPages(tile_pos(next + 1));
+    }
+    CpAsyncCommit();
+
+    const int key0 = tile_pos(t) + warp * 16;
+    if (key0 >= w.kv_end || key0 + 16 <= key_lo) continue;  // nothing of this warp's 16 keys
+    const char* k_src = k_stage(t % kStages) + warp * 16 * kD * sizeof(TKV);
+    const char* v_src = v_stage(t % kStages) + warp * 16 * kD * sizeof(TKV);
+    const void* k_rows;
+    const void* v_rows;
+    if constexpr (kConvert) {  // keys converted and rotated in one pass; values stay fp8
+      T* k_conv = convert + warp * 16 * kD;
+      ConvertRopeRows<T, TKV, kD>(k_src, k_conv, key0, rope_table);
+      k_rows = k_conv;
+      v_rows = v_src;
+    } else {
+      k_rows = k_src;
+      v_rows = v_src;
+      if constexpr (V::kRope && sizeof(TKV) == 2) {
+        __syncwarp();
+        RopeRows<T, kD>(const_cast<T*>(static_cast<const T*>(k_rows)), key0, rope_table);
+      }
+    }
+    if constexpr (V::kRope && !DecodeWarp<V>::kRopeRegs) __syncwarp();
+    state.Step(p, k_rows, v_rows, key0, key_lo, w.kv_end, qpos);
   }
   CpAsyncWait<0>();
   __syncthreads();

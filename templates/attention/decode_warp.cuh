@@ -56,19 +56,11 @@ struct DecodeWarp {
   static constexpr bool kQSmem = V::kQSmem && !kFp8RegsK;
 
   uint32_t q_frag[kQSmem ? 1 : kD / 16][4];  // A fragments of Q          (16, D)
-  // 16-bit tiles: byte offsets of this lane's ldmatrix rows for k steps 4q + m (m = 0..3; step
-  // 4q + m adds 128 q bytes: the swizzle XORs only the low 3 bits of a row's chunk index).
-  int k_off[4], v_off[4];
-  // fp8 tiles (kFp8Offsets): byte offsets of this lane's 16-byte K loads (nt * kFp8KLoads + i)
-  // and of its V loads (row r's chunk c at r * kFp8VLoads + c), held for the whole kernel.
-  static constexpr bool kFp8Offsets = kFp8RegsK && !kRopeRegs && kD <= 128;
-  static constexpr int kFp8KLoads = kD / 64, kFp8VLoads = kD >= 128 ? kD / 128 : 1;
-  int fk_off[kFp8Offsets ? 2 * kFp8KLoads : 1], fv_off[kFp8Offsets ? 4 * kFp8VLoads : 1];
-  const T* q_rows;     // kQSmem: the swizzled Q rows (16, D)
-  float o[kD / 8][4];  // C fragments of O          (16, D)
-  float m[2], l[2];    // rows lane/4, lane/4 + 8
-  float slope[2];      // ALiBi slope of those rows
-  float q_unscale[2];  // kScaledQ: q.k = (q * 2^s).k * q_unscale, rows
+  const T* q_rows;                           // kQSmem: the swizzled Q rows (16, D)
+  float o[kD / 8][4];                        // C fragments of O          (16, D)
+  float m[2], l[2];                          // rows lane/4, lane/4 + 8
+  float slope[2];                            // ALiBi slope of those rows
+  float q_unscale[2];                        // kScaledQ: q.k = (q * 2^s).k * q_unscale, rows
   using RopeAngles = RopeKeyFragAngles<kD, TKV>;
   struct None {};
   typename Select<kRopeRegs, RopeAngles, None>::type rope;  // kRopeRegs: the keys' angles
@@ -92,38 +84,6 @@ struct DecodeWarp {
   FLASHJIT_DEVICE void Init(const T* q_smem, const DecodeRopeFreq* table = nullptr) {
     const int lane = threadIdx.x % 32;
     q_rows = q_smem;
-#pragma unroll
-    for (int m = 0; m < 4; ++m) {
-      const int kr = (lane / 16) * 8 + lane % 8, vr = ((lane / 8) % 2) * 8 + lane % 8;
-      k_off[m] = SwizzledChunk<kChunks>(kr, m * 2 + (lane / 8) % 2) * 16;
-      v_off[m] = SwizzledChunk<kChunks>(vr, m * 2 + lane / 16) * 16;
-      // Opaque to the compiler, which would otherwise rebuild the offsets from the thread index
-      // at every step (about 60 of a bf16 D 128 tile's 420 instructions). Not at D 256, whose
-      // registers are full (88 bytes of spills with them held).
-      if constexpr (kD <= 128) asm volatile("" : "+r"(k_off[m]), "+r"(v_off[m]));
-    }
-    if constexpr (kFp8Offsets) {
-      const int g = lane / 4, t = lane % 4;
-#pragma unroll
-      for (int nt = 0; nt < 2; ++nt)
-#pragma unroll
-        for (int i = 0; i < kFp8KLoads; ++i) {
-          int& off = fk_off[nt * kFp8KLoads + i];
-          off = SwizzledChunk<kFp8Chunks>(nt * 8 + g, t * kFp8KLoads + i) * 16;
-          asm volatile("" : "+r"(off));  // as k_off
-        }
-#pragma unroll
-      for (int r = 0; r < 4; ++r) {
-        const int key = 2 * t + (r & 1) + (r >> 1) * 8;
-#pragma unroll
-        for (int c = 0; c < kFp8VLoads; ++c) {
-          int& off = fv_off[r * kFp8VLoads + c];
-          off = kD >= 128 ? SwizzledChunk<kFp8Chunks>(key, g * kFp8VLoads + c) * 16
-                          : SwizzledChunk<kFp8Chunks>(key, g / 2) * 16 + (g % 2) * 8;
-          asm volatile("" : "+r"(off));
-        }
-      }
-    }
     rope_table = table;
     if constexpr (kRopeRegs) rope.Init();
     if constexpr (kQSmem) {
@@ -260,9 +220,7 @@ struct DecodeWarp {
 #pragma unroll
         for (int i = 0; i < kPerThread; ++i) {
           const uint4 c = *reinterpret_cast<const uint4*>(
-              rows + (kFp8Offsets
-                          ? fk_off[nt * kFp8KLoads + i]
-                          : SwizzledChunk<kFp8Chunks>(nt * 8 + g, t * kPerThread + i) * 16));
+              rows + SwizzledChunk<kFp8Chunks>(nt * 8 + g, t * kPerThread + i) * 16);
           const uint32_t w[4] = {c.x, c.y, c.z, c.w};
 #pragma unroll
           for (int j = 0; j < 4; ++j) {
@@ -273,11 +231,12 @@ struct DecodeWarp {
         }
       }
     } else {
-      const char* k_rows = static_cast<const char*>(k_src);
+      const T* k_rows = static_cast<const T*>(k_src);
 #pragma unroll
       for (int kk = 0; kk < kD / 16; ++kk) {
         uint32_t b[4];
-        LdMatrixX4(b, k_rows + k_off[kk & 3] + 128 * (kk >> 2));
+        const int row = (lane / 16) * 8 + lane % 8;
+        LdMatrixX4(b, k_rows + SwizzledChunk<kChunks>(row, kk * 2 + (lane / 8) % 2) * 8);
         if constexpr (kQSmem) {
           uint32_t a[4];
           LdMatrixX4(a, q_rows + SwizzledChunk<kChunks>(lane % 16, kk * 2 + lane / 16) * 8);
@@ -324,8 +283,7 @@ struct DecodeWarp {
 #pragma unroll
           for (int c = 0; c < kBytes / 16; ++c) {
             const uint4 x = *reinterpret_cast<const uint4*>(
-                rows + (kFp8Offsets ? fv_off[r * kFp8VLoads + c]
-                                    : SwizzledChunk<kFp8Chunks>(key, g * (kBytes / 16) + c) * 16));
+                rows + SwizzledChunk<kFp8Chunks>(key, g * (kBytes / 16) + c) * 16);
             w[r][c * 4 + 0] = x.x;
             w[r][c * 4 + 1] = x.y;
             w[r][c * 4 + 2] = x.z;
@@ -333,8 +291,7 @@ struct DecodeWarp {
           }
         } else {
           const uint2 x = *reinterpret_cast<const uint2*>(
-              rows +
-              (kFp8Offsets ? fv_off[r] : SwizzledChunk<kFp8Chunks>(key, g / 2) * 16 + (g % 2) * 8));
+              rows + SwizzledChunk<kFp8Chunks>(key, g / 2) * 16 + (g % 2) * 8);
           w[r][0] = x.x;
           w[r][1] = x.y;
         }
@@ -347,11 +304,12 @@ struct DecodeWarp {
         Fp8PvTile<3>(p_frag, i * 4 + 3, w[0][i], w[1][i], w[2][i], w[3][i]);
       }
     } else {
-      const char* v_rows = static_cast<const char*>(v_src);
+      const T* v_rows = static_cast<const T*>(v_src);
 #pragma unroll
       for (int nn = 0; nn < kD / 16; ++nn) {
         uint32_t b[4];
-        LdMatrixX4Trans(b, v_rows + v_off[nn & 3] + 128 * (nn >> 2));
+        const int row = ((lane / 8) % 2) * 8 + lane % 8;
+        LdMatrixX4Trans(b, v_rows + SwizzledChunk<kChunks>(row, nn * 2 + lane / 16) * 8);
         MmaM16N8K16<T>(o[2 * nn], p_frag, b[0], b[1]);
         MmaM16N8K16<T>(o[2 * nn + 1], p_frag, b[2], b[3]);
       }

@@ -149,15 +149,11 @@ int DecodeKernelRegisters(int head_dim, int kv_bytes, bool persistent, bool rope
   // D 256 (RoPE spills). At D 64 the extra registers of 16-bit RoPE cost no CTA: shared memory
   // holds 4 an SM either way. Session 30's compiled-in page sizes (FixedPageTileLoader) take up
   // to 2 more at D 64-128 (16-bit 168 at D 128, fp8 166, 234 with RoPE; the persistent entry 168
-  // at D 64) and up to 248 at 16-bit D 256; none changes a count of CTAs an SM. Session 31's
-  // main loop unrolled by its stages (DecodeUnrollStages), with the ldmatrix offsets held in
-  // registers (DecodeWarp::k_off, fk_off), takes 16-bit KV to 128 at D 64 and 229-235 at D 128,
-  // fp8 to 116 at D 64 and 168 at D 128, and fp8 with RoPE at D 128 to 246: still 4, 2, 4, 3 and
-  // 2 CTAs an SM.
+  // at D 64) and up to 248 at 16-bit D 256; none changes a count of CTAs an SM.
   if (persistent) return head_dim == 64 ? 168 : head_dim == 128 ? 242 : 255;
-  if (kv_bytes == 2) return head_dim == 64 ? 128 : head_dim == 128 ? 235 : 248;
-  if (rope) return head_dim == 64 ? 128 : head_dim == 128 ? 246 : 255;
-  return head_dim == 64 ? 124 : head_dim == 128 ? 168 : 255;
+  if (kv_bytes == 2) return head_dim == 64 ? 124 : head_dim == 128 ? 168 : 248;
+  if (rope) return head_dim == 64 ? 128 : head_dim == 128 ? 234 : 255;
+  return head_dim == 64 ? 124 : head_dim == 128 ? 166 : 255;
 }
 
 namespace {
