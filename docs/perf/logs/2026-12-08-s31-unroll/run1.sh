@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Session 31, call 1: the main loop unrolled by its stages + ldmatrix offsets (A = build-stage,
-# this tree) against the tree before (B = build-old: a3904a1's library, decode bench and its
-# prewarmed kernels). The GPU suite (JIT disabled), demo, memcheck / racecheck on the decode
-# cases whose loop paths changed (pair stealing, splits, CTA index forms), then the decode bench
-# A B B A A B B A and four production configurations A B B A. Argument: the staged commit.
+# Session 31, call 1 (written, not run: no device was lent in session 31): the main loop
+# unrolled by its stages + the shared-memory offsets held in registers (A = build-stage: the tree
+# with unroll-offsets.patch applied) against the tree without it (B = build-old: its library,
+# decode bench and prewarmed kernels); stage.sh builds both. The GPU suite (JIT disabled), demo,
+# memcheck / racecheck on the decode cases whose loop paths changed (pair stealing, splits, CTA
+# index forms), then the decode bench A B B A A B B A and four production configurations
+# A B B A. Argument: the staged commit.
 echo "$1" > "$OUT/commit.txt"
 [ -x build-stage/flashjit_bench_decode ] || tar xzf build-pack/build-stage.tar.gz
 [ -x build-old/flashjit_bench_decode ] || tar xzf build-pack/build-old.tar.gz

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Session 31, call 2: every bench beside its PyTorch baseline on this tree (the suite ran in
-# call 1), then more A (this tree) / B (build-old: a3904a1) rounds where call 1 did not time:
+# Session 31, call 2 (written, not run): every bench beside its PyTorch baseline on the patched
+# tree (the suite runs in call 1), then more A (patched) / B (build-old) rounds where call 1 does
+# not time:
 # fp8 (e4m3) production configurations, page 1 and page 32, A B B A. Argument: the staged commit.
 echo "$1" > "$OUT/commit.txt"
 [ -x build-stage/flashjit_bench_decode ] || tar xzf build-pack/build-stage.tar.gz
