@@ -1,0 +1,130 @@
+#!/usr/bin/env python3
+"""The main loop of a compiled kernel in SASS: instructions a pass, registers, spills.
+
+  tools/sass_loop.py [--build DIR] [--entry NAME] [--ops] SPEC.json|'{json}' ...
+
+Each spec is compiled for sm_90a by `DIR/flashjit compile` into a fresh cache in a temporary
+directory (the user's cache is not touched). The cubin is read from that cache's kernels.db and
+disassembled with nvdisasm, from the CUDA toolkit or from the PyPI package
+`nvidia-cuda-nvdisasm`. Every entry's registers and spill bytes are then printed, with the main
+loop of `--entry` (default: flashjit_decode). The main loop runs from the label that the first
+backward branch after the entry's first HMMA jumps to, up to that branch. Its passes are its
+BAR.SYNC count: one a tile in decode, or kStages where the loop is unrolled by its stages. With
+--ops it also prints the loop's opcode counts.
+
+No GPU is needed. Session 30 counted decode's loops this way, and session 31 its unrolled
+ones (docs/perf/decode.md).
+"""
+import argparse
+import collections
+import glob
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+
+def find_nvdisasm():
+    exe = shutil.which("nvdisasm")
+    if exe:
+        return exe
+    for pattern in ("/usr/local/cuda*/bin/nvdisasm",
+                    os.path.join(sys.prefix, "lib/python3*/site-packages/nvidia/cu*/bin/nvdisasm")):
+        hits = sorted(glob.glob(pattern))
+        if hits:
+            return hits[-1]
+    sys.exit("nvdisasm not found: install the CUDA toolkit, or "
+             "`pip install nvidia-cuda-nvdisasm`")
+
+
+def entry_sass(sass, entry):
+    """The lines of one entry's .text section."""
+    out, inside = [], False
+    for line in sass.splitlines():
+        if line.lstrip().startswith(".section") or "//--------------------- .text." in line:
+            inside = re.search(r"\.text\.%s([\s,\"]|$)" % re.escape(entry), line) is not None
+            continue
+        if inside:
+            out.append(line)
+    return out
+
+
+def main_loop(lines):
+    """(instructions, passes, opcode counts) of the loop, or None."""
+    labels = {}
+    for i, line in enumerate(lines):
+        m = re.match(r"^(\.L_x_\d+):", line.strip())
+        if m:
+            labels[m.group(1)] = i
+    first = next((i for i, line in enumerate(lines) if "HMMA" in line), None)
+    if first is None:
+        return None
+    for i, line in enumerate(lines):
+        m = re.search(r"BRA `\((\.L_x_\d+)\)", line)
+        if m and i > first and labels.get(m.group(1), 1 << 30) < first:
+            body = [x for x in lines[labels[m.group(1)]:i + 1] if re.search(r"/\*[0-9a-f]{4,}\*/", x)]
+            ops = collections.Counter()
+            for x in body:
+                text = re.sub(r"^\s*/\*[0-9a-f]+\*/\s*", "", x).split(";")[0].split()
+                if text and text[0].startswith("@"):
+                    text = text[1:]
+                if text:
+                    ops[text[0].split(".")[0]] += 1
+            return len(body), max(1, ops["BAR"]), ops
+    return None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("specs", nargs="+", help="spec files or inline JSON objects")
+    ap.add_argument("--build", default="build", help="build directory with the flashjit CLI")
+    ap.add_argument("--entry", default="flashjit_decode", help="entry whose loop is counted")
+    ap.add_argument("--ops", action="store_true", help="print the loop's opcode counts")
+    args = ap.parse_args()
+    cli = os.path.join(args.build, "flashjit")
+    if not os.access(cli, os.X_OK):
+        sys.exit(f"--build: {cli} is not an executable flashjit CLI")
+    nvdisasm = find_nvdisasm()
+    for spec in args.specs:
+        text = spec if spec.lstrip().startswith("{") else open(spec).read()
+        json.loads(text)  # a clear error for malformed input, before compiling
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "spec.json")
+            with open(path, "w") as f:
+                f.write(text)
+            env = dict(os.environ, FLASHJIT_CACHE_DIR=os.path.join(tmp, "cache"),
+                       FLASHJIT_ARCH="sm_90a")
+            run = subprocess.run([cli, "compile", "--spec", path, "--arch", "sm_90a"], env=env,
+                                 capture_output=True, text=True)
+            if run.returncode != 0:
+                sys.exit(f"{spec}: compile failed\n{run.stdout}{run.stderr}")
+            db = sqlite3.connect(os.path.join(tmp, "cache", "kernels.db"))
+            name, cubin, log = db.execute("select name, cubin, log from kernels").fetchone()
+            db.close()
+            cubin_path = os.path.join(tmp, "k.cubin")
+            with open(cubin_path, "wb") as f:
+                f.write(cubin)
+            sass = subprocess.run([nvdisasm, "-c", cubin_path], capture_output=True, text=True,
+                                  check=True).stdout
+        entries = re.findall(r"Compiling entry function '(\w+)'.*?Used (\d+) registers", log,
+                             re.S)
+        spills = re.findall(r"(\d+) bytes spill stores", log)
+        regs = ", ".join(f"{e} {r}" for e, r in entries) or "?"
+        loop = main_loop(entry_sass(sass, args.entry))
+        if loop is None:
+            print(f"{name}: no main loop found in {args.entry}; registers {regs}")
+            continue
+        n, passes, ops = loop
+        spill = max((int(s) for s in spills), default=0)
+        print(f"{name}: {args.entry} loop {n} instructions, {passes} pass(es), {n / passes:.0f} a "
+              f"pass; registers {regs}; spill stores up to {spill} B")
+        if args.ops:
+            print("  " + ", ".join(f"{op} {c}" for op, c in ops.most_common()))
+
+
+if __name__ == "__main__":
+    main()
