@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The main loop of a compiled kernel in SASS: instructions a pass, registers, spills.
 
-  tools/sass_loop.py [--build DIR] [--entry NAME] [--ops] SPEC.json|'{json}' ...
+  tools/sass_loop.py [--build DIR] [--entry NAME] [--inner N] [--ops] SPEC.json|'{json}' ...
 
 Each spec is compiled for sm_90a by `DIR/flashjit compile` into a fresh cache in a temporary
 directory (the user's cache is not touched). The cubin is read from that cache's kernels.db and
@@ -9,8 +9,9 @@ disassembled with nvdisasm, from the CUDA toolkit or from the PyPI package
 `nvidia-cuda-nvdisasm`. Every entry's registers and spill bytes are then printed, with the main
 loop of `--entry` (default: flashjit_decode). The main loop runs from the label that the first
 backward branch after the entry's first HMMA jumps to, up to that branch. Its passes are its
-BAR.SYNC count: one a tile in decode, or kStages where the loop is unrolled by its stages. With
---ops it also prints the loop's opcode counts.
+BAR.SYNC count: one a tile in decode, or kStages where the loop is unrolled by its stages. Loops
+inside it with no HMMA (decode's RoPE rows, unrolled by 4 at D 256) are counted --inner times
+(default 1: the static length). With --ops it also prints the loop's opcode counts.
 
 No GPU is needed. Session 30 counted decode's loops this way, and session 31 its unrolled
 ones (docs/perf/decode.md).
@@ -53,29 +54,40 @@ def entry_sass(sass, entry):
     return out
 
 
-def main_loop(lines):
-    """(instructions, passes, opcode counts) of the loop, or None."""
+def is_instruction(line):
+    return re.search(r"/\*[0-9a-f]{4,}\*/", line) is not None
+
+
+def main_loop(lines, inner):
+    """(instructions executed a pass of the loop, passes, opcode counts), or None. The loop: the
+    smallest of those with the most HMMA; its inner loops without HMMA count `inner` times."""
     labels = {}
     for i, line in enumerate(lines):
         m = re.match(r"^(\.L_x_\d+):", line.strip())
         if m:
             labels[m.group(1)] = i
-    first = next((i for i, line in enumerate(lines) if "HMMA" in line), None)
-    if first is None:
-        return None
+    loops = []  # (first line, branch line, HMMA count)
     for i, line in enumerate(lines):
         m = re.search(r"BRA `\((\.L_x_\d+)\)", line)
-        if m and i > first and labels.get(m.group(1), 1 << 30) < first:
-            body = [x for x in lines[labels[m.group(1)]:i + 1] if re.search(r"/\*[0-9a-f]{4,}\*/", x)]
-            ops = collections.Counter()
-            for x in body:
-                text = re.sub(r"^\s*/\*[0-9a-f]+\*/\s*", "", x).split(";")[0].split()
-                if text and text[0].startswith("@"):
-                    text = text[1:]
-                if text:
-                    ops[text[0].split(".")[0]] += 1
-            return len(body), max(1, ops["BAR"]), ops
-    return None
+        if m and labels.get(m.group(1), 1 << 30) < i:
+            start = labels[m.group(1)]
+            loops.append((start, i, sum("HMMA" in x for x in lines[start:i + 1])))
+    if not loops or max(h for _, _, h in loops) == 0:
+        return None
+    most = max(h for _, _, h in loops)
+    start, end, _ = min((l for l in loops if l[2] == most), key=lambda l: l[1] - l[0])
+    body = [x for x in lines[start:end + 1] if is_instruction(x)]
+    extra = sum(
+        sum(is_instruction(x) for x in lines[s:e + 1]) for s, e, h in loops
+        if start < s and e < end and h == 0) * (inner - 1)
+    ops = collections.Counter()
+    for x in body:
+        text = re.sub(r"^\s*/\*[0-9a-f]+\*/\s*", "", x).split(";")[0].split()
+        if text and text[0].startswith("@"):
+            text = text[1:]
+        if text:
+            ops[text[0].split(".")[0]] += 1
+    return len(body) + extra, max(1, ops["BAR"]), ops
 
 
 def main():
@@ -83,6 +95,8 @@ def main():
     ap.add_argument("specs", nargs="+", help="spec files or inline JSON objects")
     ap.add_argument("--build", default="build", help="build directory with the flashjit CLI")
     ap.add_argument("--entry", default="flashjit_decode", help="entry whose loop is counted")
+    ap.add_argument("--inner", type=int, default=1,
+                    help="times each inner loop without HMMA runs a pass (default 1)")
     ap.add_argument("--ops", action="store_true", help="print the loop's opcode counts")
     args = ap.parse_args()
     cli = os.path.join(args.build, "flashjit")
@@ -114,7 +128,7 @@ def main():
                              re.S)
         spills = re.findall(r"(\d+) bytes spill stores", log)
         regs = ", ".join(f"{e} {r}" for e, r in entries) or "?"
-        loop = main_loop(entry_sass(sass, args.entry))
+        loop = main_loop(entry_sass(sass, args.entry), max(1, args.inner))
         if loop is None:
             print(f"{name}: no main loop found in {args.entry}; registers {regs}")
             continue
