@@ -5,7 +5,8 @@
 #   A (build-stage): this tree with unroll-offsets.patch applied, staged whole
 #     (tools/gpu-full-run.sh stage), then the patch is taken back out of the working tree.
 # Then:  run with carry ["build-pack"]:  bash docs/perf/logs/2026-12-08-s31-unroll/run1.sh REV
-# About 20 min on 2 cores (two library builds and the suite's prewarm).
+# About 20 min on 2 cores from a fresh checkout (two library builds and the suite's prewarm),
+# 8-11 min with build/ warm.
 set -euo pipefail
 cd "$(git rev-parse --show-toplevel)"
 here=docs/perf/logs/2026-12-08-s31-unroll
