@@ -104,8 +104,11 @@ def main():
         sys.exit(f"--build: {cli} is not an executable flashjit CLI")
     nvdisasm = find_nvdisasm()
     for spec in args.specs:
-        text = spec if spec.lstrip().startswith("{") else open(spec).read()
-        json.loads(text)  # a clear error for malformed input, before compiling
+        try:
+            text = spec if spec.lstrip().startswith("{") else open(spec).read()
+            json.loads(text)  # a clear error for malformed input, before compiling
+        except (OSError, ValueError) as e:
+            sys.exit(f"spec {spec!r}: not a readable JSON file or object ({e})")
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, "spec.json")
             with open(path, "w") as f:
