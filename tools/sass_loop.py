@@ -7,9 +7,8 @@ Each spec is compiled for sm_90a by `DIR/flashjit compile` into a fresh cache in
 directory (the user's cache is not touched). The cubin is read from that cache's kernels.db and
 disassembled with nvdisasm, from the CUDA toolkit or from the PyPI package
 `nvidia-cuda-nvdisasm`. Every entry's registers and spill bytes are then printed, with the main
-loop of `--entry` (default: flashjit_decode). The main loop runs from the label that the first
-backward branch after the entry's first HMMA jumps to, up to that branch. Its passes are its
-BAR.SYNC count: one a tile in decode, or kStages where the loop is unrolled by its stages. Loops
+loop of `--entry` (default: flashjit_decode). The main loop is the shortest of the entry's loops
+(a backward branch to a label) that hold the most HMMA. Its passes are its BAR.SYNC count: one a tile in decode, or kStages where the loop is unrolled by its stages. Loops
 inside it with no HMMA (decode's RoPE rows, unrolled by 4 at D 256) are counted --inner times
 (default 1: the static length). With --ops it also prints the loop's opcode counts.
 

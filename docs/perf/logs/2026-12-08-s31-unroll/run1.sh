@@ -18,11 +18,11 @@ grep -E "^==== |gpu tests:|^FAIL|exit:|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/al
 echo "full run: $((SECONDS - start)) s"
 side() {  # $1: A or B, then the bench's arguments
   # (B may compile a variant its pack lacks, at Plan: not timed)
-  local s=build-stage jit=1
-  [ "$1" = B ] && s=build-old jit=0
+  local s=build-stage no_jit=1
+  [ "$1" = B ] && s=build-old no_jit=0
   shift
   FLASHJIT_ARCH=sm_90a LD_LIBRARY_PATH=$PWD/$s FLASHJIT_CACHE_DIR=$PWD/$s/gpu-cache \
-    FLASHJIT_DISABLE_JIT=$jit timeout 40 $s/flashjit_bench_decode "$@"
+    FLASHJIT_DISABLE_JIT=$no_jit timeout 40 $s/flashjit_bench_decode "$@"
 }
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem --format=csv,noheader
 for r in A B B A A B B A; do
